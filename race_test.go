@@ -1,0 +1,5 @@
+//go:build race
+
+package knit
+
+const raceEnabled = true

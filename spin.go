@@ -1,0 +1,249 @@
+package knit
+
+import (
+	"math"
+	"runtime"
+	"sync/atomic"
+	"time"
+	"unsafe"
+
+	"golang.org/x/sys/cpu"
+)
+
+// CacheLineSize is the padding unit knit uses to keep hot words of
+// different writers apart: 64 B on amd64, 128 B on arm64 (Apple silicon
+// and Neoverse prefetch line pairs), as golang.org/x/sys/cpu sizes its
+// CacheLinePad per GOARCH.
+const CacheLineSize = int(unsafe.Sizeof(cpu.CacheLinePad{}))
+
+// The cycle counter: RDTSC on amd64, CNTVCT_EL0 on arm64, the monotonic
+// clock in ns elsewhere. Budgets given as durations are turned into
+// counter ticks once, so the wait loops compare integers and never call
+// the clock's slow path.
+var (
+	counterHz    int64   // ticks per second
+	ticksPerNs   float64 // counterHz / 1e9
+	clockWarning string  // set when the counter could not be trusted
+)
+
+// calibrationWindow is how long init spends measuring the cycle counter
+// against the monotonic clock (and later each hint). 100 µs gives the
+// frequency to better than 1% (the clock reads cost ~25 ns) while keeping
+// init well under a millisecond.
+const calibrationWindow = 100 * time.Microsecond
+
+func clockInit() {
+	if hz := archCounterHz(); hz > 0 {
+		counterHz = hz
+	} else {
+		counterHz = measureCounterHz()
+	}
+	if counterHz <= 0 {
+		// The counter does not move (or moves backwards): fall back to
+		// the monotonic clock, which the pure-Go wait loop understands.
+		clockWarning = "cycle counter unusable; using the monotonic clock"
+		useMonotonic.Store(true)
+		counterHz = 1e9
+	}
+	ticksPerNs = float64(counterHz) / 1e9
+}
+
+// useMonotonic makes now() read the monotonic clock instead of the cycle
+// counter; set only when calibration failed.
+var useMonotonic atomic.Bool
+
+func measureCounterHz() int64 {
+	t0 := time.Now()
+	c0 := archCycles()
+	var el time.Duration
+	for el < calibrationWindow {
+		archPause(SpinLoop, 16)
+		el = time.Since(t0)
+	}
+	c1 := archCycles()
+	if c1 <= c0 {
+		return 0
+	}
+	return int64(float64(c1-c0) / el.Seconds())
+}
+
+// now reads the counter the deadlines are expressed in.
+func now() uint64 {
+	if useMonotonic.Load() {
+		return monoNow()
+	}
+	return archCycles()
+}
+
+var monoBase = time.Now()
+
+func monoNow() uint64 { return uint64(time.Since(monoBase)) }
+
+func toTicks(d time.Duration) uint64 {
+	if d <= 0 {
+		return 0
+	}
+	t := float64(d) * ticksPerNs
+	if t >= math.MaxUint64/2 {
+		return math.MaxUint64 / 2
+	}
+	return uint64(t)
+}
+
+// calibrateHint measures one Pause hint of kind k in ns.
+func calibrateHint(k SpinKind) float64 {
+	if k == SpinNone {
+		return 0
+	}
+	const batch = 64
+	n := 0
+	t0 := time.Now()
+	var el time.Duration
+	for el < calibrationWindow {
+		archPause(k, batch)
+		n += batch
+		el = time.Since(t0)
+	}
+	return float64(el.Nanoseconds()) / float64(n)
+}
+
+// Pause executes the spin hint in force n times (PAUSE, ISB, YIELD, or a
+// short load loop in pure Go). Under SpinNone it returns at once.
+func Pause(n int) {
+	k := spinConf.Load().kind
+	if k == SpinNone || n <= 0 {
+		return
+	}
+	// Assembly is not preemptible: keep each call short so a stop-the-world
+	// never waits on a long Pause.
+	for n > 0 {
+		c := min(n, maxPauseBatch)
+		archPause(k, uint32(c))
+		n -= c
+	}
+}
+
+// maxPauseBatch bounds one assembly call of Pause: 1024 hints is 18 µs at
+// this VM's 18 ns PAUSE and 140 cycles each on Skylake-SP.
+const maxPauseBatch = 1024
+
+// waitChunk bounds one assembly wait call, for the same reason: a goroutine
+// inside assembly cannot be preempted, so a stop-the-world waits at most
+// this long for a spinner.
+const waitChunk = 10 * time.Microsecond
+
+// SpinUntil spins with the instruction in force until *addr != old or the
+// budget runs out, and reports whether the word changed. A budget <= 0 (or
+// SpinNone) checks the word once. The budget is wall time measured on the
+// cycle counter, honoured to within one wait chunk (10 µs) plus, for
+// SpinWFE, the kernel's event-stream period.
+func SpinUntil(addr *atomic.Uint32, old uint32, budget time.Duration) bool {
+	if addr.Load() != old {
+		return true
+	}
+	conf := spinConf.Load()
+	if budget <= 0 || conf.kind == SpinNone {
+		return false
+	}
+	p := (*uint32)(unsafe.Pointer(addr))
+	if useMonotonic.Load() {
+		return spinUntilMonotonic(conf.kind, p, old, budget)
+	}
+	start := archCycles()
+	deadline := start + toTicks(budget)
+	chunk := toTicks(waitChunk)
+	for {
+		end := min(deadline, archCycles()+chunk)
+		if archWait(conf.kind, p, old, end) {
+			return true
+		}
+		if archCycles() >= deadline {
+			return false
+		}
+	}
+}
+
+// spinUntilMonotonic is SpinUntil on the monotonic clock, for when the
+// cycle counter could not be calibrated.
+func spinUntilMonotonic(k SpinKind, p *uint32, old uint32, budget time.Duration) bool {
+	deadline := time.Now().Add(budget)
+	for {
+		for range 16 {
+			if atomic.LoadUint32(p) != old {
+				return true
+			}
+			archPause(k, 1)
+		}
+		if !time.Now().Before(deadline) {
+			return atomic.LoadUint32(p) != old
+		}
+	}
+}
+
+// Backoff is a spin policy for a loop that waits for another thread, in
+// the shape of crossbeam's Backoff: exponentially growing runs of Pause
+// hints, then runtime.Gosched, then IsCompleted tells the caller to stop
+// spinning and park. Its budget is wall time, not a step count, so a
+// Backoff means the same thing on a 10 ns PAUSE and a 140-cycle one.
+//
+// The zero value is ready to use with no time budget: it completes after
+// the step limits alone (about 2^6 hints of spinning, then four yields).
+// A Backoff is used by one goroutine; Reset it to reuse.
+type Backoff struct {
+	// Budget is how long Snooze may spin and yield before IsCompleted
+	// reports true. Zero means step limits only.
+	Budget time.Duration
+
+	step     uint32
+	deadline uint64 // counter ticks; 0 until the first Spin or Snooze
+}
+
+const (
+	backoffSpinLimit  = 6  // longest run: 2^6 = 64 hints
+	backoffYieldLimit = 10 // steps past the spin limit are yields
+)
+
+// NewBackoff returns a Backoff whose spinning ends after budget.
+func NewBackoff(budget time.Duration) Backoff { return Backoff{Budget: budget} }
+
+func (b *Backoff) start() {
+	if b.deadline == 0 && b.Budget > 0 {
+		b.deadline = now() + toTicks(b.Budget)
+	}
+}
+
+// Spin backs off in a lock-free retry loop (a failed CAS): it only ever
+// spins, growing the run up to the spin limit.
+func (b *Backoff) Spin() {
+	b.start()
+	Pause(1 << min(b.step, backoffSpinLimit))
+	if b.step <= backoffSpinLimit {
+		b.step++
+	}
+}
+
+// Snooze backs off while waiting for another thread to make progress:
+// spins first, then yields the processor.
+func (b *Backoff) Snooze() {
+	b.start()
+	if b.step <= backoffSpinLimit {
+		Pause(1 << b.step)
+	} else {
+		runtime.Gosched()
+	}
+	if b.step <= backoffYieldLimit {
+		b.step++
+	}
+}
+
+// IsCompleted reports that spinning has run its course and the caller
+// should park.
+func (b *Backoff) IsCompleted() bool {
+	if b.Budget > 0 {
+		return b.deadline != 0 && now() >= b.deadline
+	}
+	return b.step > backoffYieldLimit
+}
+
+// Reset starts the policy over, keeping the budget.
+func (b *Backoff) Reset() { *b = Backoff{Budget: b.Budget} }

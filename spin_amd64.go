@@ -1,0 +1,110 @@
+//go:build !purego
+
+package knit
+
+import "github.com/klauspost/cpuid/v2"
+
+// Implemented in ring_amd64.s.
+
+//go:noescape
+func cpuidex(op, op2 uint32) (eax, ebx, ecx, edx uint32)
+
+// waitUmwait is waitSpin with UMONITOR/UMWAIT (WAITPKG) in place of PAUSE.
+//
+//go:noescape
+func waitUmwait(addr *uint32, old uint32, deadline uint64) bool
+
+// waitMwaitx is waitSpin with MONITORX/MWAITX (AMD) in place of PAUSE.
+//
+//go:noescape
+func waitMwaitx(addr *uint32, old uint32, deadline uint64) bool
+
+// x86 feature bits the spin layer reads. WAITPKG comes from cpuid/v2;
+// MONITORX (CPUID 0x8000_0001 ECX[29]) and the invariant TSC (CPUID
+// 0x8000_0007 EDX[8]) it does not report, so they are read here.
+var (
+	hasWaitpkg      = cpuid.CPU.Supports(cpuid.WAITPKG)
+	hasMonitorx     bool
+	hasInvariantTSC bool
+)
+
+func init() {
+	maxExt, _, _, _ := cpuidex(0x8000_0000, 0)
+	if maxExt >= 0x8000_0001 {
+		_, _, ecx, _ := cpuidex(0x8000_0001, 0)
+		hasMonitorx = ecx&(1<<29) != 0
+	}
+	if maxExt >= 0x8000_0007 {
+		_, _, _, edx := cpuidex(0x8000_0007, 0)
+		hasInvariantTSC = edx&(1<<8) != 0
+	}
+}
+
+func archFeatures() []string {
+	var f []string
+	if hasWaitpkg {
+		f = append(f, "waitpkg")
+	}
+	if hasMonitorx {
+		f = append(f, "monitorx")
+	}
+	if hasInvariantTSC {
+		f = append(f, "invariant-tsc")
+	}
+	return f
+}
+
+func archSpinSupported(k SpinKind) (bool, string) {
+	switch k {
+	case SpinPause:
+		return true, ""
+	case SpinTPause:
+		if hasWaitpkg {
+			return true, ""
+		}
+		return false, "CPU does not report WAITPKG (CPUID.7.0:ECX[5]); hypervisors often hide it"
+	case SpinMWaitX:
+		if hasMonitorx {
+			return true, ""
+		}
+		return false, "CPU does not report MONITORX (CPUID 0x80000001:ECX[29]); hypervisors often hide it"
+	}
+	return false, "not an amd64 instruction"
+}
+
+// autoSpin prefers the monitor-based waits, which sleep the core until the
+// watched line is written instead of re-reading it: the wake is the
+// delivery, and an SMT sibling gets the pipeline meanwhile. Where the CPU
+// (or its hypervisor) hides both, PAUSE.
+func autoSpin() SpinKind {
+	switch {
+	case hasWaitpkg:
+		return SpinTPause
+	case hasMonitorx:
+		return SpinMWaitX
+	}
+	return SpinPause
+}
+
+// The TSC frequency is measured against the monotonic clock at init.
+func archCounterHz() int64 { return 0 }
+
+func archPause(k SpinKind, n uint32) {
+	if k == SpinLoop {
+		loopPause(n)
+		return
+	}
+	pauseN(n)
+}
+
+func archWait(k SpinKind, addr *uint32, old uint32, deadline uint64) bool {
+	switch k {
+	case SpinTPause:
+		return waitUmwait(addr, old, deadline)
+	case SpinMWaitX:
+		return waitMwaitx(addr, old, deadline)
+	case SpinLoop:
+		return loopWait(addr, old, deadline)
+	}
+	return waitSpin(addr, old, deadline)
+}

@@ -1,0 +1,339 @@
+package knit
+
+import (
+	"errors"
+	"os"
+	"runtime"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+)
+
+// withSpin runs f with kind k in force and restores the automatic choice.
+func withSpin(t *testing.T, k SpinKind, f func()) {
+	t.Helper()
+	if err := SetSpin(k); err != nil {
+		t.Fatalf("SetSpin(%s): %v", k, err)
+	}
+	defer SetSpin(SpinAuto)
+	f()
+}
+
+func availableKinds() []SpinKind {
+	var ks []SpinKind
+	for k := SpinKind(0); k < numSpinKinds; k++ {
+		if k.Available() {
+			ks = append(ks, k)
+		}
+	}
+	return ks
+}
+
+func TestParseSpinKind(t *testing.T) {
+	for k := SpinKind(0); k < numSpinKinds; k++ {
+		got, err := ParseSpinKind(" " + strings.ToUpper(k.String()) + " ")
+		if err != nil || got != k {
+			t.Errorf("ParseSpinKind(%q) = %v, %v; want %v", k.String(), got, err, k)
+		}
+	}
+	if got, err := ParseSpinKind(""); err != nil || got != SpinAuto {
+		t.Errorf(`ParseSpinKind("") = %v, %v; want auto`, got, err)
+	}
+	for _, bad := range []string{"spin", "pause2", "mwait", "-"} {
+		if _, err := ParseSpinKind(bad); !errors.Is(err, ErrSpinUnsupported) || !strings.Contains(err.Error(), bad) {
+			t.Errorf("ParseSpinKind(%q) error = %v; want ErrSpinUnsupported naming the value", bad, err)
+		}
+	}
+	if s := SpinKind(200).String(); s != "SpinKind(200)" {
+		t.Errorf("String of out-of-range kind = %q", s)
+	}
+}
+
+func TestCPUReport(t *testing.T) {
+	c := CPU()
+	t.Log(c)
+	if c.Arch != runtime.GOARCH {
+		t.Errorf("Arch = %q, want %q", c.Arch, runtime.GOARCH)
+	}
+	if c.Asm != haveAsm {
+		t.Errorf("Asm = %v, want %v", c.Asm, haveAsm)
+	}
+	if c.CounterHz <= 0 {
+		t.Errorf("CounterHz = %d", c.CounterHz)
+	}
+	if c.Spin == SpinAuto || !c.Spin.Available() {
+		t.Errorf("Spin = %v: the resolved kind must be concrete and available", c.Spin)
+	}
+	if c.Spin != SpinNone && !(c.SpinNs > 0) {
+		t.Errorf("SpinNs = %v", c.SpinNs)
+	}
+	if c.CacheLine <= 0 {
+		t.Errorf("CacheLine = %d", c.CacheLine)
+	}
+	if haveAsm && c.Spin == SpinLoop {
+		t.Errorf("asm build chose the pure-Go loop")
+	}
+	if !haveAsm && c.Spin != SpinLoop {
+		t.Errorf("pure-Go build chose %v", c.Spin)
+	}
+}
+
+// TestSetSpinEveryKind forces each kind: the available ones take effect and
+// work; the others leave the automatic choice in force with a warning.
+func TestSetSpinEveryKind(t *testing.T) {
+	auto := CPU().Spin
+	for k := SpinKind(0); k < numSpinKinds; k++ {
+		err := SetSpin(k)
+		c := CPU()
+		switch {
+		case k == SpinAuto:
+			if err != nil || c.Spin != auto {
+				t.Errorf("SetSpin(auto) = %v, spin %v; want nil, %v", err, c.Spin, auto)
+			}
+		case k.Available():
+			if err != nil || c.Spin != k || c.Warning != clockWarning {
+				t.Errorf("SetSpin(%v) = %v, spin %v, warning %q", k, err, c.Spin, c.Warning)
+			}
+			checkSpinUntilFlip(t, k)
+		default:
+			if !errors.Is(err, ErrSpinUnsupported) {
+				t.Errorf("SetSpin(%v) error = %v; want ErrSpinUnsupported", k, err)
+			}
+			if c.Spin != auto || !strings.Contains(c.Warning, k.String()) {
+				t.Errorf("after unsupported SetSpin(%v): spin %v warning %q; want %v and a warning naming it", k, c.Spin, c.Warning, auto)
+			}
+		}
+	}
+	if err := SetSpin(numSpinKinds); !errors.Is(err, ErrSpinUnsupported) {
+		t.Errorf("SetSpin(out of range) = %v", err)
+	}
+	SetSpin(SpinAuto)
+	if c := CPU(); c.Spin != auto || c.Warning != clockWarning {
+		t.Errorf("SetSpin(auto) did not clear the warning: %+v", c)
+	}
+}
+
+// checkSpinUntilFlip: SpinUntil sees a store from another goroutine and
+// returns long before its budget.
+func checkSpinUntilFlip(t *testing.T, k SpinKind) {
+	t.Helper()
+	var w atomic.Uint32
+	go func() {
+		time.Sleep(2 * time.Millisecond)
+		w.Store(1)
+	}()
+	start := time.Now()
+	ok := SpinUntil(&w, 0, 20*time.Second)
+	el := time.Since(start)
+	if k == SpinNone {
+		if ok && w.Load() == 0 {
+			t.Errorf("%v: SpinUntil reported a change that did not happen", k)
+		}
+		return
+	}
+	if !ok {
+		t.Errorf("%v: SpinUntil missed the store", k)
+	}
+	if el > 10*time.Second {
+		t.Errorf("%v: SpinUntil took %v to see the store", k, el)
+	}
+}
+
+func TestSpinUntilBudget(t *testing.T) {
+	for _, k := range availableKinds() {
+		t.Run(k.String(), func(t *testing.T) {
+			withSpin(t, k, func() {
+				var w atomic.Uint32
+				const budget = 3 * time.Millisecond
+				start := time.Now()
+				if SpinUntil(&w, 0, budget) {
+					t.Fatal("SpinUntil reported a change on an untouched word")
+				}
+				el := time.Since(start)
+				if k == SpinNone {
+					return
+				}
+				// Loose bounds: the budget is honoured, not exceeded by
+				// orders of magnitude (a descheduled VM can add a lot).
+				if el < budget/2 || el > 2*time.Second {
+					t.Errorf("budget %v: SpinUntil returned after %v", budget, el)
+				}
+			})
+		})
+	}
+}
+
+func TestSpinUntilImmediate(t *testing.T) {
+	var w atomic.Uint32
+	w.Store(5)
+	if !SpinUntil(&w, 4, 0) {
+		t.Error("SpinUntil(changed word, budget 0) = false")
+	}
+	if SpinUntil(&w, 5, 0) || SpinUntil(&w, 5, -time.Second) {
+		t.Error("SpinUntil(unchanged word, budget <= 0) = true")
+	}
+	withSpin(t, SpinNone, func() {
+		start := time.Now()
+		if SpinUntil(&w, 5, time.Hour) {
+			t.Error("SpinNone: SpinUntil = true on an unchanged word")
+		}
+		if el := time.Since(start); el > time.Second {
+			t.Errorf("SpinNone: SpinUntil spun for %v", el)
+		}
+		if !SpinUntil(&w, 0, time.Hour) {
+			t.Error("SpinNone: SpinUntil missed a word that had changed")
+		}
+	})
+}
+
+// TestSpinUntilHandoff ping-pongs a word between two goroutines through
+// SpinUntil with every available kind, counting every turn.
+func TestSpinUntilHandoff(t *testing.T) {
+	rounds := 2000
+	if testing.Short() || raceEnabled {
+		rounds = 200
+	}
+	for _, k := range availableKinds() {
+		t.Run(k.String(), func(t *testing.T) {
+			withSpin(t, k, func() {
+				var w atomic.Uint32 // odd: ping's turn done; even: pong's
+				var wg sync.WaitGroup
+				wait := func(old uint32) {
+					for !SpinUntil(&w, old, 50*time.Microsecond) {
+						runtime.Gosched()
+					}
+				}
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					for i := range rounds {
+						wait(uint32(2*i + 0))
+						w.Add(1)
+					}
+				}()
+				done := make(chan struct{})
+				go func() {
+					for i := range rounds {
+						w.Add(1)
+						wait(uint32(2*i + 1))
+					}
+					close(done)
+				}()
+				select {
+				case <-done:
+				case <-time.After(60 * time.Second):
+					t.Fatalf("handoff stalled at %d", w.Load())
+				}
+				wg.Wait()
+				if got := w.Load(); got != uint32(2*rounds) {
+					t.Fatalf("word = %d, want %d", got, 2*rounds)
+				}
+			})
+		})
+	}
+}
+
+func TestPause(t *testing.T) {
+	for _, k := range availableKinds() {
+		withSpin(t, k, func() {
+			Pause(0)
+			Pause(-3)
+			Pause(1)
+			Pause(3 * maxPauseBatch / 2)
+		})
+	}
+}
+
+func TestBackoffSteps(t *testing.T) {
+	var b Backoff
+	n := 0
+	for !b.IsCompleted() {
+		b.Snooze()
+		n++
+		if n > 100 {
+			t.Fatal("zero Backoff never completed")
+		}
+	}
+	if n != backoffYieldLimit+1 {
+		t.Errorf("zero Backoff completed after %d snoozes, want %d", n, backoffYieldLimit+1)
+	}
+	b.Reset()
+	if b.IsCompleted() {
+		t.Error("Reset Backoff is completed")
+	}
+	for range 50 {
+		b.Spin() // Spin never yields nor overflows its shift
+	}
+}
+
+func TestBackoffBudget(t *testing.T) {
+	b := NewBackoff(20 * time.Millisecond)
+	if b.IsCompleted() {
+		t.Fatal("completed before it started")
+	}
+	start := time.Now()
+	for !b.IsCompleted() {
+		b.Snooze()
+		if time.Since(start) > 10*time.Second {
+			t.Fatal("budgeted Backoff never completed")
+		}
+	}
+	if el := time.Since(start); el < 10*time.Millisecond {
+		t.Errorf("20ms Backoff completed after %v", el)
+	}
+	b.Reset()
+	if b.IsCompleted() || b.Budget != 20*time.Millisecond {
+		t.Errorf("Reset lost the budget or left it completed: %+v", b)
+	}
+}
+
+// TestSpinEnv re-executes the test binary with KNIT_SPIN set: bad or
+// unsupported values never crash, fall back to auto and carry a warning.
+func TestSpinEnv(t *testing.T) {
+	if os.Getenv("KNIT_TEST_PRINT_CPU") == "1" {
+		c := CPU()
+		os.Stdout.WriteString("SPIN=" + c.Spin.String() + "\nWARN=" + c.Warning + "\n")
+		return
+	}
+	auto := CPU().Spin
+	cases := []struct {
+		env, wantSpin string
+		wantWarn      bool
+	}{
+		{"bogus", auto.String(), true},
+		{"none", "none", false},
+		{"loop", "loop", false},
+		{"", auto.String(), false},
+	}
+	for k := SpinPause; k < numSpinKinds; k++ {
+		if k.Available() {
+			cases = append(cases, struct {
+				env, wantSpin string
+				wantWarn      bool
+			}{k.String(), k.String(), false})
+		} else {
+			cases = append(cases, struct {
+				env, wantSpin string
+				wantWarn      bool
+			}{k.String(), auto.String(), true})
+		}
+	}
+	for _, c := range cases {
+		cmd := selfCommand("-test.run=^TestSpinEnv$")
+		cmd.Env = append(os.Environ(), "KNIT_TEST_PRINT_CPU=1", "KNIT_SPIN="+c.env)
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			t.Fatalf("KNIT_SPIN=%q: child failed: %v\n%s", c.env, err, out)
+		}
+		s := string(out)
+		if !strings.Contains(s, "SPIN="+c.wantSpin+"\n") {
+			t.Errorf("KNIT_SPIN=%q: want spin %s, child said:\n%s", c.env, c.wantSpin, s)
+		}
+		warned := !strings.Contains(s, "WARN="+clockWarning+"\n")
+		if warned != c.wantWarn {
+			t.Errorf("KNIT_SPIN=%q: warning present = %v, want %v:\n%s", c.env, warned, c.wantWarn, s)
+		}
+	}
+}
