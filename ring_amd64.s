@@ -1,5 +1,6 @@
 //go:build !purego
 
+#include "go_asm.h"
 #include "textflag.h"
 
 // Spin and wait loops for amd64. Ordering: x86-TSO makes every plain MOV
@@ -154,4 +155,201 @@ timeout:
 
 changed:
 	MOVB $1, ret+24(FP)
+	RET
+
+// The Words ring (an SPSC[uint64]): push, pop and their batch forms.
+// Field offsets of SPSC[uint64] with 64-byte lines; TestWordsLayout checks
+// them against unsafe.Offsetof.
+#define Q_TAIL 64
+#define Q_HEADCACHE 72
+#define Q_HEAD 128
+#define Q_TAILCACHE 136
+#define Q_BUF 192
+#define Q_MASK 216
+
+// Ordering (x86-TSO): the producer's slot store precedes its LOCK
+// CMPXCHG on tail, which is a full barrier, so a consumer that sees the
+// new tail sees the slot. The consumer's slot load precedes its plain
+// store to head, and TSO keeps a load before a later store, so the
+// producer cannot overwrite a slot the consumer has not read yet.
+
+// func wordPush(q *SPSC[uint64], v uint64) uint8
+TEXT ·wordPush(SB), NOSPLIT, $0-17
+	MOVQ q+0(FP), DI
+	MOVQ Q_TAIL(DI), AX
+	BTQ  $63, AX
+	JCS  closed
+	MOVQ Q_MASK(DI), R9
+	MOVQ AX, CX
+	SUBQ Q_HEADCACHE(DI), CX
+	CMPQ CX, R9
+	JLS  room
+
+	// The cached head says full: look at the real one.
+	MOVQ Q_HEAD(DI), R8
+	MOVQ R8, Q_HEADCACHE(DI)
+	MOVQ AX, CX
+	SUBQ R8, CX
+	CMPQ CX, R9
+	JHI  full
+
+room:
+	MOVQ R9, R10
+	ANDQ AX, R10
+	MOVQ Q_BUF(DI), R11
+	MOVQ v+8(FP), DX
+	MOVQ DX, (R11)(R10*8)
+	LEAQ 1(AX), R12
+
+	// Publish; fails only if Close set the closed bit since the load.
+	LOCK
+	CMPXCHGQ R12, Q_TAIL(DI)
+	JNE      closed
+	MOVB     $const_stOK, ret+16(FP)
+	RET
+
+closed:
+	MOVB $const_stClosed, ret+16(FP)
+	RET
+
+full:
+	MOVB $const_stFull, ret+16(FP)
+	RET
+
+// func wordPop(q *SPSC[uint64]) (v uint64, st uint8)
+TEXT ·wordPop(SB), NOSPLIT, $0-17
+	MOVQ q+0(FP), DI
+	MOVQ Q_HEAD(DI), AX
+	CMPQ AX, Q_TAILCACHE(DI)
+	JNE  have
+
+	// The cached tail says empty: look at the real one.
+	MOVQ Q_TAIL(DI), CX
+	MOVQ CX, DX
+	BTRQ $63, DX
+	MOVQ DX, Q_TAILCACHE(DI)
+	CMPQ AX, DX
+	JNE  have
+	MOVQ $0, v+8(FP)
+	BTQ  $63, CX
+	JCS  drained
+	MOVB $const_stEmpty, st+16(FP)
+	RET
+
+drained:
+	MOVB $const_stDrained, st+16(FP)
+	RET
+
+have:
+	MOVQ Q_MASK(DI), R9
+	ANDQ AX, R9
+	MOVQ Q_BUF(DI), R11
+	MOVQ (R11)(R9*8), R10
+	MOVQ R10, v+8(FP)
+	INCQ AX
+	MOVQ AX, Q_HEAD(DI)
+	MOVB $const_stOK, st+16(FP)
+	RET
+
+// func wordPushBatch(q *SPSC[uint64], vs []uint64) uint64
+TEXT ·wordPushBatch(SB), NOSPLIT, $0-40
+	MOVQ  q+0(FP), DI
+	MOVQ  vs_base+8(FP), SI
+	MOVQ  vs_len+16(FP), BX
+	TESTQ BX, BX
+	JZ    none
+	MOVQ  Q_TAIL(DI), AX
+	BTQ   $63, AX
+	JCS   none
+	MOVQ  Q_MASK(DI), R9
+	LEAQ  1(R9), R13
+	MOVQ  AX, CX
+	SUBQ  Q_HEADCACHE(DI), CX
+	MOVQ  R13, R14
+	SUBQ  CX, R14
+	CMPQ  R14, BX
+	JCC   enough
+	MOVQ  Q_HEAD(DI), R8
+	MOVQ  R8, Q_HEADCACHE(DI)
+	MOVQ  AX, CX
+	SUBQ  R8, CX
+	MOVQ  R13, R14
+	SUBQ  CX, R14
+
+enough:
+	// n = min(len(vs), room)
+	CMPQ  BX, R14
+	JLS   counted
+	MOVQ  R14, BX
+
+counted:
+	TESTQ BX, BX
+	JZ    none
+	MOVQ  Q_BUF(DI), R11
+	XORQ  CX, CX
+
+copy:
+	LEAQ (AX)(CX*1), R10
+	ANDQ R9, R10
+	MOVQ (SI)(CX*8), DX
+	MOVQ DX, (R11)(R10*8)
+	INCQ CX
+	CMPQ CX, BX
+	JCS  copy
+	LEAQ (AX)(BX*1), R12
+	LOCK
+	CMPXCHGQ R12, Q_TAIL(DI)
+	JNE      none
+	MOVQ     BX, ret+32(FP)
+	RET
+
+none:
+	MOVQ $0, ret+32(FP)
+	RET
+
+// func wordPopBatch(q *SPSC[uint64], dst []uint64) uint64
+TEXT ·wordPopBatch(SB), NOSPLIT, $0-40
+	MOVQ  q+0(FP), DI
+	MOVQ  dst_base+8(FP), SI
+	MOVQ  dst_len+16(FP), BX
+	TESTQ BX, BX
+	JZ    none
+	MOVQ  Q_HEAD(DI), AX
+	MOVQ  Q_TAILCACHE(DI), CX
+	SUBQ  AX, CX
+	CMPQ  CX, BX
+	JCC   enough
+	MOVQ  Q_TAIL(DI), DX
+	BTRQ  $63, DX
+	MOVQ  DX, Q_TAILCACHE(DI)
+	MOVQ  DX, CX
+	SUBQ  AX, CX
+
+enough:
+	CMPQ  BX, CX
+	JLS   counted
+	MOVQ  CX, BX
+
+counted:
+	TESTQ BX, BX
+	JZ    none
+	MOVQ  Q_MASK(DI), R9
+	MOVQ  Q_BUF(DI), R11
+	XORQ  CX, CX
+
+copy:
+	LEAQ (AX)(CX*1), R10
+	ANDQ R9, R10
+	MOVQ (R11)(R10*8), DX
+	MOVQ DX, (SI)(CX*8)
+	INCQ CX
+	CMPQ CX, BX
+	JCS  copy
+	ADDQ BX, AX
+	MOVQ AX, Q_HEAD(DI)
+	MOVQ BX, ret+32(FP)
+	RET
+
+none:
+	MOVQ $0, ret+32(FP)
 	RET

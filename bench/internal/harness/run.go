@@ -1,0 +1,164 @@
+package harness
+
+import (
+	"fmt"
+	"runtime"
+	"time"
+)
+
+// maxOps bounds calibration so a row whose op is nearly free still ends.
+const maxOps = 1 << 30
+
+// Run measures every row of s: one calibration pass per row, then
+// cfg.Rounds rounds that each visit every row in order (A B C, A B C, ...)
+// and time it for about cfg.Duration. Interleaving spreads slow drift of
+// a noisy machine (a neighbour's build, frequency changes) over all rows
+// instead of landing on one.
+//
+// Each visit starts a fresh instance, runs a GC so the window does not pay
+// for an earlier row's garbage, then times Run with the process's CPU
+// time and allocation count read on both sides of the window. A row that
+// fails keeps its error and is skipped for the remaining rounds.
+func Run(s Suite, cfg Config) SuiteResult {
+	begin := time.Now()
+	if cfg.Rounds < 1 {
+		cfg.Rounds = 1
+	}
+	if cfg.Duration <= 0 {
+		cfg.Duration = 100 * time.Millisecond
+	}
+	// The runner's own goroutine is not locked or pinned: a locked caller
+	// would make every channel handoff switch threads and charge rows
+	// that never asked for a thread of their own. Rows that want locked,
+	// pinned ends (the limits) call cfg.LockThread in their instances.
+
+	rows := s.Rows(cfg)
+	res := SuiteResult{
+		Name: s.Name, Description: s.Description, Seed: s.Seed,
+		Unit: s.Unit, Ref: s.Ref, Speedup: s.Speedup, PlotRowsOnX: s.PlotRowsOnX,
+		Rows: make([]RowResult, len(rows)),
+	}
+	ops := make([]int, len(rows))
+	for i, row := range rows {
+		rr := &res.Rows[i]
+		rr.Group, rr.Name, rr.Bytes = row.Group, row.Name, row.Bytes
+		cfg.progress("%s: calibrate %s", s.Name, rowLabel(row))
+		n, err := calibrateRow(row, cfg)
+		if err != nil {
+			rr.Error = err.Error()
+			cfg.progress("%s: %s: %v", s.Name, rowLabel(row), err)
+			continue
+		}
+		ops[i] = n
+	}
+	for round := 1; round <= cfg.Rounds; round++ {
+		for i, row := range rows {
+			rr := &res.Rows[i]
+			if rr.Error != "" {
+				continue
+			}
+			cfg.progress("%s: round %d/%d: %s (%d ops)", s.Name, round, cfg.Rounds, rowLabel(row), ops[i])
+			smp, err := measure(row, cfg, ops[i])
+			if err != nil {
+				rr.Error = fmt.Sprintf("round %d: %v", round, err)
+				cfg.progress("%s: %s: %v", s.Name, rowLabel(row), err)
+				continue
+			}
+			smp.Round = round
+			rr.Samples = append(rr.Samples, smp)
+		}
+	}
+	for i := range res.Rows {
+		res.Rows[i].summarize()
+	}
+	res.setRatios()
+	res.Elapsed = time.Since(begin)
+	return res
+}
+
+func rowLabel(r Row) string {
+	if r.Group == "" {
+		return r.Name
+	}
+	return r.Group + " / " + r.Name
+}
+
+func (c Config) progress(format string, args ...any) {
+	if c.Progress != nil {
+		fmt.Fprintf(c.Progress, "knitbench: "+format+"\n", args...)
+	}
+}
+
+// calibrateRow picks the op count for one window: it runs n = 1, 2, ...
+// growing by the observed rate until a run lasts a quarter of the target,
+// then scales n to the whole target. It doubles as the row's warm-up.
+func calibrateRow(row Row, cfg Config) (int, error) {
+	b, err := row.Start(cfg)
+	if err != nil {
+		return 0, fmt.Errorf("start: %w", err)
+	}
+	n, err := calibrate(b, cfg.Duration, maxOps)
+	if cerr := b.Close(); err == nil && cerr != nil {
+		err = fmt.Errorf("close: %w", cerr)
+	}
+	return n, err
+}
+
+func calibrate(b Bench, target time.Duration, limit int) (int, error) {
+	n := 1
+	for {
+		t0 := time.Now()
+		if err := b.Run(n); err != nil {
+			return 0, err
+		}
+		el := max(time.Since(t0), 1)
+		if el >= target/4 || n >= limit {
+			per := float64(el) / float64(n)
+			return clamp(int(float64(target)/per+0.5), 1, limit), nil
+		}
+		next := int(float64(n) * float64(target/4) / float64(el) * 1.2)
+		n = clamp(next, n+1, min(100*n, limit))
+	}
+}
+
+func clamp(v, lo, hi int) int {
+	return max(lo, min(v, hi))
+}
+
+// measure starts one instance and times ops on it for about
+// cfg.Duration: it runs chunks of a tenth of the calibrated count until
+// the window is over. A noisy machine can make ops ten times slower than
+// they were at calibration (a neighbour's build, a worker woken on
+// another CPU instead of this one); stopping on time keeps a run's length
+// what the flags say, and the sample records the ops actually done.
+func measure(row Row, cfg Config, n int) (Sample, error) {
+	b, err := row.Start(cfg)
+	if err != nil {
+		return Sample{}, fmt.Errorf("start: %w", err)
+	}
+	chunk := max(1, n/10)
+	done := 0
+	runtime.GC()
+	var m0, m1 runtime.MemStats
+	runtime.ReadMemStats(&m0)
+	c0, okc0 := processCPU()
+	t0 := time.Now()
+	for err == nil && (done == 0 || time.Since(t0) < cfg.Duration) {
+		err = b.Run(chunk)
+		done += chunk
+	}
+	wall := time.Since(t0)
+	c1, okc1 := processCPU()
+	runtime.ReadMemStats(&m1)
+	if cerr := b.Close(); err == nil && cerr != nil {
+		err = fmt.Errorf("close: %w", cerr)
+	}
+	if err != nil {
+		return Sample{}, err
+	}
+	s := Sample{Ops: done, Wall: max(wall, 1), Mallocs: m1.Mallocs - m0.Mallocs}
+	if okc0 && okc1 {
+		s.CPU = c1 - c0
+	}
+	return s, nil
+}

@@ -1,0 +1,142 @@
+package harness
+
+import (
+	"errors"
+	"math"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+)
+
+// tinyConfig keeps harness tests to milliseconds, also under -race.
+func tinyConfig() Config {
+	return Config{Scale: Tiny, Rounds: 2, Duration: time.Millisecond}
+}
+
+func TestRunInterleavesAndSummarizes(t *testing.T) {
+	var order []string
+	var starts, closes atomic.Int32
+	row := func(name string, spin int) Row {
+		return Row{Name: name, Start: func(Config) (Bench, error) {
+			starts.Add(1)
+			return &countBench{name: name, spin: spin, order: &order, closes: &closes}, nil
+		}}
+	}
+	s := Suite{
+		Name: "t", Ref: "a",
+		Rows: func(Config) []Row { return []Row{row("a", 10), row("b", 40)} },
+	}
+	res := Run(s, tinyConfig())
+	if starts.Load() != closes.Load() {
+		t.Errorf("%d instances started, %d closed", starts.Load(), closes.Load())
+	}
+	// Calibration visits a then b; then each round visits a then b.
+	got := strings.Join(dedupe(order), " ")
+	if got != "a b a b a b" {
+		t.Errorf("visit order %q, want %q", got, "a b a b a b")
+	}
+	for _, r := range res.Rows {
+		if r.Error != "" {
+			t.Fatalf("row %s: %s", r.Name, r.Error)
+		}
+		if len(r.Samples) != 2 {
+			t.Errorf("row %s: %d samples, want 2", r.Name, len(r.Samples))
+		}
+		if !(r.MedianNs > 0) || math.IsInf(r.MedianNs, 0) {
+			t.Errorf("row %s: median %v", r.Name, r.MedianNs)
+		}
+	}
+	if res.Rows[0].Ratio != 1 {
+		t.Errorf("reference ratio = %v, want 1", res.Rows[0].Ratio)
+	}
+}
+
+func TestRunRecordsErrors(t *testing.T) {
+	boom := errors.New("boom")
+	s := Suite{Name: "t", Ref: "ok", Rows: func(Config) []Row {
+		return []Row{
+			{Name: "ok", Start: func(Config) (Bench, error) { return Func(func(int) error { return nil }), nil }},
+			{Name: "bad", Start: func(Config) (Bench, error) { return nil, boom }},
+		}
+	}}
+	res := Run(s, tinyConfig())
+	if res.Rows[0].Error != "" || !strings.Contains(res.Rows[1].Error, "boom") {
+		t.Errorf("errors = %q, %q", res.Rows[0].Error, res.Rows[1].Error)
+	}
+}
+
+func TestCalibrateRespectsLimit(t *testing.T) {
+	n, err := calibrate(Func(func(int) error { return nil }), time.Second, 1000)
+	if err != nil || n != 1000 {
+		t.Errorf("calibrate = %d, %v; want 1000, nil", n, err)
+	}
+}
+
+// TestMeasureIdleBlocked: a goroutine blocked on a channel costs no CPU.
+// The bound is loose on purpose: this box is shared and noisy.
+func TestMeasureIdleBlocked(t *testing.T) {
+	idle, err := MeasureIdle(func() (func(), error) {
+		ch := make(chan struct{})
+		done := make(chan struct{})
+		go func() { <-ch; close(done) }()
+		return func() { close(ch); <-done }, nil
+	}, 10*time.Millisecond, 200*time.Millisecond)
+	if err != nil {
+		t.Skip(err)
+	}
+	if idle.Cores < 0 || idle.Cores > 0.5 {
+		t.Errorf("a blocked goroutine reads %.3f cores, want < 0.5", idle.Cores)
+	}
+}
+
+// TestMeasureIdleSeesSpinner checks the measurer is not blind: a spinning
+// goroutine must read above zero. The bound is far below one core because
+// a spinner on a box loaded ten deep gets a small share of a CPU.
+func TestMeasureIdleSeesSpinner(t *testing.T) {
+	idle, err := MeasureIdle(func() (func(), error) {
+		var stop atomic.Bool
+		done := make(chan struct{})
+		go func() {
+			for !stop.Load() {
+			}
+			close(done)
+		}()
+		return func() { stop.Store(true); <-done }, nil
+	}, 10*time.Millisecond, 200*time.Millisecond)
+	if err != nil {
+		t.Skip(err)
+	}
+	if idle.Cores < 0.01 {
+		t.Errorf("a spinning goroutine reads %.3f cores, want > 0.01", idle.Cores)
+	}
+}
+
+type countBench struct {
+	name   string
+	spin   int
+	order  *[]string
+	closes *atomic.Int32
+	sink   int
+}
+
+func (b *countBench) Run(n int) error {
+	*b.order = append(*b.order, b.name)
+	for i := 0; i < n*b.spin; i++ {
+		b.sink += i
+	}
+	return nil
+}
+
+func (b *countBench) Close() error { b.closes.Add(1); return nil }
+
+// dedupe collapses consecutive repeats (calibration runs a row many times).
+func dedupe(xs []string) []string {
+	var out []string
+	for _, x := range xs {
+		if len(out) == 0 || out[len(out)-1] != x {
+			out = append(out, x)
+		}
+	}
+	return out
+}

@@ -1,0 +1,44 @@
+package harness
+
+import (
+	"math"
+	"slices"
+)
+
+// Percentile returns the p-th percentile (0..100) of xs by linear
+// interpolation between closest ranks (the definition used by numpy's
+// default and by R's type 7), so small sample counts give stable values.
+// It returns NaN for no samples; xs is not modified.
+func Percentile(xs []float64, p float64) float64 {
+	if len(xs) == 0 || math.IsNaN(p) {
+		return math.NaN()
+	}
+	s := slices.Clone(xs)
+	slices.Sort(s)
+	if p <= 0 {
+		return s[0]
+	}
+	if p >= 100 {
+		return s[len(s)-1]
+	}
+	pos := p / 100 * float64(len(s)-1)
+	lo := int(pos)
+	frac := pos - float64(lo)
+	if lo+1 >= len(s) {
+		return s[lo]
+	}
+	return s[lo] + frac*(s[lo+1]-s[lo])
+}
+
+// Median is the 50th percentile: the middle sample, or the mean of the two
+// middle samples for an even count. Medians are what the reports compare,
+// because a noisy neighbour inflates a few rounds, not most of them.
+func Median(xs []float64) float64 { return Percentile(xs, 50) }
+
+// MinMax returns the smallest and largest sample, or NaNs for none.
+func MinMax(xs []float64) (lo, hi float64) {
+	if len(xs) == 0 {
+		return math.NaN(), math.NaN()
+	}
+	return slices.Min(xs), slices.Max(xs)
+}

@@ -1,0 +1,165 @@
+package report
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/knit-go/knit/bench/internal/harness"
+)
+
+// sampleReport runs two small synthetic suites through the real harness,
+// one with a single table and one with several, plus a failing row, so
+// the report is built from measured figures like a real run's.
+func sampleReport(t *testing.T) Report {
+	t.Helper()
+	cfg := harness.Config{Scale: harness.Tiny, Rounds: 2, Duration: time.Millisecond}
+	spin := func(k int) func(harness.Config) (harness.Bench, error) {
+		return func(harness.Config) (harness.Bench, error) {
+			sink := 0
+			return harness.Func(func(n int) error {
+				for i := 0; i < n*k; i++ {
+					sink += i
+				}
+				_ = sink
+				return nil
+			}), nil
+		}
+	}
+	one := harness.Suite{
+		Name: "one", Description: "one table", Unit: "spin", Ref: "a", Speedup: true,
+		Rows: func(harness.Config) []harness.Row {
+			return []harness.Row{
+				{Name: "a", Start: spin(100)},
+				{Name: "b", Start: spin(300)},
+				{Name: "broken", Start: func(harness.Config) (harness.Bench, error) { return nil, os.ErrNotExist }},
+			}
+		},
+	}
+	many := harness.Suite{
+		Name: "many", Description: "several tables", Seed: "000 test", Unit: "spin", Ref: "a",
+		Rows: func(harness.Config) []harness.Row {
+			var rows []harness.Row
+			for _, g := range []string{"small", "large"} {
+				k := 10
+				if g == "large" {
+					k = 1000
+				}
+				rows = append(rows,
+					harness.Row{Group: g, Name: "a", Start: spin(k)},
+					harness.Row{Group: g, Name: "b|c", Bytes: 64, Start: spin(2 * k)},
+				)
+			}
+			return rows
+		},
+	}
+	rows := many
+	rows.Name, rows.PlotRowsOnX = "rows-on-x", true
+	r := Report{Machine: DescribeMachine(), Run: NewRunInfo(cfg, []string{"-suites", "one,many"})}
+	for _, s := range []harness.Suite{one, many, rows} {
+		r.Suites = append(r.Suites, harness.Run(s, cfg))
+	}
+	r.Run.Elapsed = 1234 * time.Millisecond
+	return r
+}
+
+func TestJSONRoundTrip(t *testing.T) {
+	r := sampleReport(t)
+	dir := t.TempDir()
+	if _, err := WriteDir(dir, r, "svg"); err != nil {
+		t.Fatal(err)
+	}
+	got, err := ReadJSON(filepath.Join(dir, "results.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(r, got); diff != "" {
+		t.Errorf("results.json does not round-trip (-wrote +read):\n%s", diff)
+	}
+	if n := len(got.Suites[0].Rows[0].Samples); n != 2 {
+		t.Errorf("read back %d raw samples for a row, want 2", n)
+	}
+}
+
+func TestPlotsWritten(t *testing.T) {
+	r := sampleReport(t)
+	for format, magic := range map[string]string{"svg": "<svg", "png": "\x89PNG"} {
+		dir := t.TempDir()
+		paths, err := WriteDir(dir, r, format)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, s := range r.Suites {
+			p := filepath.Join(dir, s.Name+"."+format)
+			if !contains(paths, p) {
+				t.Errorf("WriteDir did not report %s", p)
+			}
+			b, err := os.ReadFile(p)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(b) < 1000 || !strings.Contains(string(b[:min(len(b), 512)]), magic) {
+				t.Errorf("%s: %d bytes, does not look like a %s plot", p, len(b), format)
+			}
+		}
+	}
+}
+
+func TestMarkdown(t *testing.T) {
+	r := sampleReport(t)
+	md := Markdown(r)
+	for _, want := range []string{
+		"| machine | |", "GOMAXPROCS", "knit.CPU()",
+		"## one", "| a (ref) |", "speedup", "error: ",
+		"## many", "### many — small", "### many — large", "GB/s", `b\|c`,
+		"Reproduces the shape of seed 000 test",
+	} {
+		if !strings.Contains(md, want) {
+			t.Errorf("markdown lacks %q:\n%s", want, md)
+		}
+	}
+	// Every table line has the same number of cells as its header.
+	var cols int
+	for _, line := range strings.Split(md, "\n") {
+		if !strings.HasPrefix(line, "| ") || strings.HasPrefix(line, "| machine") {
+			cols = 0
+			continue
+		}
+		n := strings.Count(strings.ReplaceAll(line, `\|`, ""), "|")
+		if strings.HasPrefix(line, "| row |") {
+			cols = n
+		} else if cols != 0 && n != cols {
+			t.Errorf("row %q has %d separators, header has %d", line, n, cols)
+		}
+	}
+}
+
+func TestFormatNs(t *testing.T) {
+	for ns, want := range map[float64]string{
+		12.34:   "12.3 ns",
+		999:     "999 ns",
+		1234:    "1.23 µs",
+		56_780:  "56.8 µs",
+		2.5e6:   "2.50 ms",
+		3.21e9:  "3.21 s",
+		0.25:    "0.250 ns",
+		123_456: "123 µs",
+	} {
+		if got := FormatNs(ns); got != want {
+			t.Errorf("FormatNs(%v) = %q, want %q", ns, got, want)
+		}
+	}
+}
+
+func contains(xs []string, x string) bool {
+	for _, y := range xs {
+		if y == x {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,132 @@
+package suites
+
+import (
+	"math"
+	"os"
+	"testing"
+	"time"
+
+	"github.com/knit-go/knit/bench/internal/harness"
+)
+
+// tiny is independent of testing.Short: every suite must run in
+// milliseconds at this scale, also under -race.
+func tiny() harness.Config {
+	cfg := harness.Config{Scale: harness.Tiny, Rounds: 1, Duration: time.Millisecond}
+	if testing.Verbose() {
+		cfg.Progress = os.Stderr
+	}
+	return cfg
+}
+
+// TestSmokeEverySuite runs every registered suite at tiny size and checks
+// each row produced positive, finite figures. It asserts nothing about
+// speed: that is what the command is for.
+func TestSmokeEverySuite(t *testing.T) {
+	all := All()
+	if len(all) == 0 {
+		t.Fatal("no suites registered")
+	}
+	for _, s := range all {
+		t.Run(s.Name, func(t *testing.T) {
+			res := harness.Run(s, tiny())
+			if len(res.Rows) == 0 {
+				t.Fatal("suite has no rows")
+			}
+			refs := 0
+			for _, r := range res.Rows {
+				if r.Name == s.Ref {
+					refs++
+				}
+				if r.Error != "" {
+					t.Errorf("%s / %s: %s", r.Group, r.Name, r.Error)
+					continue
+				}
+				if len(r.Samples) != 1 {
+					t.Errorf("%s / %s: %d samples, want 1", r.Group, r.Name, len(r.Samples))
+				}
+				for what, v := range map[string]float64{"median": r.MedianNs, "min": r.MinNs, "max": r.MaxNs} {
+					if !(v > 0) || math.IsInf(v, 0) {
+						t.Errorf("%s / %s: %s ns/op = %v", r.Group, r.Name, what, v)
+					}
+				}
+				for what, v := range map[string]float64{"cpu": r.CPUusPerOp, "allocs": r.AllocsPerOp, "cores": r.Cores, "ratio": r.Ratio} {
+					if v < 0 || math.IsNaN(v) || math.IsInf(v, 0) {
+						t.Errorf("%s / %s: %s = %v", r.Group, r.Name, what, v)
+					}
+				}
+				if r.Ratio == 0 {
+					t.Errorf("%s / %s: no ratio (no reference %q in its group?)", r.Group, r.Name, s.Ref)
+				}
+			}
+			if refs == 0 {
+				t.Errorf("no row is the reference %q", s.Ref)
+			}
+		})
+	}
+}
+
+func TestLookup(t *testing.T) {
+	all, err := Lookup("all")
+	if err != nil || len(all) != len(All()) {
+		t.Fatalf("Lookup(all) = %d suites, %v", len(all), err)
+	}
+	two, err := Lookup("limits, heavy")
+	if err != nil || len(two) != 2 || two[0].Name != "limits" || two[1].Name != "heavy" {
+		t.Fatalf("Lookup(limits, heavy) = %v, %v", two, err)
+	}
+	if _, err := Lookup("nope"); err == nil {
+		t.Fatal("Lookup(nope) did not fail")
+	}
+}
+
+// TestExtend checks the mechanism later suites use to add rows (the knit
+// rows) to a suite another file owns: rows land in their group's block.
+func TestExtend(t *testing.T) {
+	const name = "ipc-peers"
+	defer func(old []func(harness.Config) []harness.Row) { extra[name] = old }(extra[name])
+	extend(name, func(cfg harness.Config) []harness.Row {
+		return ipcRows("test transport", cfg, startChanIPC)
+	})
+	s, err := Lookup(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rows := s[0].Rows(tiny())
+	counts := ipcCounts(harness.Tiny)
+	found := 0
+	for i, r := range rows {
+		if r.Name == "test transport" {
+			found++
+			if i+1 < len(rows) && rows[i+1].Group == r.Group {
+				t.Errorf("extension row %q is not last in group %q", r.Name, r.Group)
+			}
+		}
+	}
+	if found != len(counts) {
+		t.Errorf("found %d extension rows, want %d", found, len(counts))
+	}
+}
+
+func TestPrimeCounters(t *testing.T) {
+	for _, n := range []int{0, 1, 2, 3, 10, 100, 1000, 7919} {
+		if a, b := countPrimes(0, n+1), primeCountSieve(n); a != b {
+			t.Errorf("primes up to %d: trial division %d, sieve %d", n, a, b)
+		}
+	}
+}
+
+func TestChecksum(t *testing.T) {
+	b := []byte("abcdefghijk") // crosses one 8-byte word and a tail
+	var want uint64
+	for i := 0; i < 8; i++ {
+		want += uint64(b[i]) << (8 * i)
+	}
+	want += uint64('i') + uint64('j') + uint64('k')
+	if got := checksum(b); got != want {
+		t.Errorf("checksum([]byte) = %d, want %d", got, want)
+	}
+	if got := checksum(string(b)); got != want {
+		t.Errorf("checksum(string) = %d, want %d", got, want)
+	}
+}

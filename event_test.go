@@ -1,0 +1,717 @@
+package knit
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"runtime"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+)
+
+// parkWatchdog fails a blocking test loudly instead of hanging CI: if stop
+// is not called within d, it panics with every goroutine's stack and
+// state(), which names the counters the test was waiting on.
+func parkWatchdog(t testing.TB, d time.Duration, state func() string) (stop func()) {
+	name := t.Name()
+	tm := time.AfterFunc(d, func() {
+		buf := make([]byte, 1<<20)
+		buf = buf[:runtime.Stack(buf, true)]
+		s := ""
+		if state != nil {
+			s = state()
+		}
+		panic(fmt.Sprintf("lost wakeup: %s made no progress for %v (%s)\n\n%s", name, d, s, buf))
+	})
+	return func() { tm.Stop() }
+}
+
+// parkWatchdogTime is generous: a healthy run of any test here takes a
+// few seconds even under -race on a loaded 2-core VM or under qemu.
+const parkWatchdogTime = 90 * time.Second
+
+// parkScale divides iteration counts under -race and -short.
+func parkScale(n int) int {
+	switch {
+	case raceEnabled:
+		return max(n/20, 1)
+	case testing.Short():
+		return max(n/5, 1)
+	}
+	return n
+}
+
+// checkEventIdle: after every waiter has returned, the Event must be back
+// at rest: no registration, no sleeper count, an empty runtime queue.
+func checkEventIdle(t testing.TB, e *Event) {
+	t.Helper()
+	e.mu.Lock()
+	head := e.head
+	e.mu.Unlock()
+	if w, f, r := e.Waiters(), e.fsleep.Load(), e.rsleep.Load(); w != 0 || f != 0 || r != 0 || head != nil {
+		t.Errorf("Event not at rest: waiters %d, futex sleepers %d, runtime sleepers %d, queue empty %v", w, f, r, head == nil)
+	}
+}
+
+// eventWait is the usage protocol from event.go's documentation. cond
+// may have a side effect (take an item): it returns as soon as cond
+// reports true, without calling it again.
+func eventWait(ctx context.Context, e *Event, p Park, cond func() bool) error {
+	for {
+		if cond() {
+			return nil
+		}
+		t := e.Prepare()
+		if cond() {
+			e.Cancel(t)
+			return nil
+		}
+		if err := e.Wait(ctx, t, p); err != nil {
+			return err
+		}
+	}
+}
+
+// parkConfigs are the Park settings every stress test runs: each
+// backend, parking at once and after a short spin.
+var parkConfigs = []Park{
+	{Backend: BackendFutex},
+	{Backend: BackendRuntime},
+	{Spin: 5 * time.Microsecond, Backend: BackendFutex},
+	{Spin: 5 * time.Microsecond, Backend: BackendRuntime},
+	{Backend: BackendAuto},
+}
+
+func (p Park) String() string { return fmt.Sprintf("%s-spin%v", p.Backend, p.Spin) }
+
+func TestBackendString(t *testing.T) {
+	for b, want := range map[Backend]string{BackendAuto: "auto", BackendFutex: "futex", BackendRuntime: "runtime", 7: "Backend(7)"} {
+		if got := b.String(); got != want {
+			t.Errorf("Backend(%d).String() = %q, want %q", uint8(b), got, want)
+		}
+	}
+	if r := BackendAuto.resolve(); r != BackendFutex && r != BackendRuntime {
+		t.Errorf("BackendAuto resolves to %v", r)
+	}
+}
+
+// TestEventNotifyNoWaiterNoSyscall is the doorbell's reason to exist: with
+// nobody registered, Notify does not touch the word, does no wake (the
+// counter is incremented beside every futex wake syscall and every
+// goroutine readied), and does not allocate.
+func TestEventNotifyNoWaiterNoSyscall(t *testing.T) {
+	var e Event
+	seq := e.seq.Load()
+	const n = 1_000_000
+	for range n {
+		e.Notify(1)
+	}
+	for range n / 10 {
+		e.NotifyAll()
+	}
+	// Registered and cancelled: back to no waiter.
+	e.Cancel(e.Prepare())
+	for range n / 10 {
+		e.Notify(1)
+	}
+	if w := e.wakes.Load(); w != 0 {
+		t.Errorf("Notify with no waiter issued %d wakes", w)
+	}
+	if s := e.seq.Load(); s != seq {
+		t.Errorf("Notify with no waiter wrote the event word: %d -> %d", seq, s)
+	}
+	if a := testing.AllocsPerRun(1000, func() { e.Notify(1) }); a != 0 {
+		t.Errorf("Notify with no waiter allocates %v times", a)
+	}
+	checkEventIdle(t, &e)
+}
+
+// TestEventNotifyRegisteredNotSleeping: a registered waiter that has not
+// gone to sleep (it is re-checking or spinning) is told by the change of
+// the word alone: still no wake, and its Wait returns at once.
+func TestEventNotifyRegisteredNotSleeping(t *testing.T) {
+	for _, p := range parkConfigs {
+		t.Run(p.String(), func(t *testing.T) {
+			var e Event
+			tk := e.Prepare()
+			e.Notify(1)
+			if w := e.wakes.Load(); w != 0 {
+				t.Errorf("Notify with a registered, non-sleeping waiter issued %d wakes", w)
+			}
+			if e.seq.Load() == uint32(tk) {
+				t.Fatal("Notify with a registered waiter did not move the word")
+			}
+			stop := parkWatchdog(t, parkWatchdogTime, nil)
+			if err := e.Wait(context.Background(), tk, p); err != nil {
+				t.Errorf("Wait after Notify = %v", err)
+			}
+			stop()
+			checkEventIdle(t, &e)
+		})
+	}
+}
+
+// TestEventWakesSleeper: a waiter that is asleep (counted as a sleeper)
+// is woken by Notify(1), with exactly one wake issued.
+func TestEventWakesSleeper(t *testing.T) {
+	for _, p := range parkConfigs {
+		t.Run(p.String(), func(t *testing.T) {
+			var e Event
+			var flag atomic.Bool
+			done := make(chan error, 1)
+			go func() {
+				done <- eventWait(context.Background(), &e, p, flag.Load)
+			}()
+			waitSleepers(t, &e, 1)
+			flag.Store(true)
+			e.Notify(1)
+			stop := parkWatchdog(t, parkWatchdogTime, nil)
+			if err := <-done; err != nil {
+				t.Errorf("Wait = %v", err)
+			}
+			stop()
+			if w := e.wakes.Load(); w != 1 {
+				t.Errorf("one Notify of one sleeper issued %d wakes, want 1", w)
+			}
+			checkEventIdle(t, &e)
+		})
+	}
+}
+
+// waitSleepers polls until n waiters are past their spin phase.
+func waitSleepers(t testing.TB, e *Event, n int32) {
+	t.Helper()
+	stop := parkWatchdog(t, parkWatchdogTime, func() string {
+		return fmt.Sprintf("waiting for %d sleepers, have %d+%d", n, e.fsleep.Load(), e.rsleep.Load())
+	})
+	defer stop()
+	for e.fsleep.Load()+e.rsleep.Load() < n {
+		time.Sleep(100 * time.Microsecond)
+	}
+	// Counted is not yet asleep; give the sleepers time to get there, so
+	// the wake path is the one exercised (correctness does not depend on
+	// it).
+	time.Sleep(2 * time.Millisecond)
+}
+
+// TestEventCtx: a sleeping waiter returns ctx.Err() promptly on
+// cancellation and on a deadline, on every backend, and leaves the Event
+// at rest; a done ctx returns at once.
+func TestEventCtx(t *testing.T) {
+	for _, p := range parkConfigs {
+		t.Run(p.String(), func(t *testing.T) {
+			var e Event
+			never := func() bool { return false }
+			stop := parkWatchdog(t, parkWatchdogTime, nil)
+			defer stop()
+
+			ctx, cancel := context.WithCancel(context.Background())
+			done := make(chan error, 1)
+			go func() { done <- eventWait(ctx, &e, p, never) }()
+			waitSleepers(t, &e, 1)
+			cancel()
+			if err := <-done; !errors.Is(err, context.Canceled) {
+				t.Errorf("cancelled Wait = %v, want context.Canceled", err)
+			}
+			checkEventIdle(t, &e)
+
+			dctx, dcancel := context.WithTimeout(context.Background(), 5*time.Millisecond)
+			defer dcancel()
+			start := time.Now()
+			if err := eventWait(dctx, &e, p, never); !errors.Is(err, context.DeadlineExceeded) {
+				t.Errorf("Wait past deadline = %v, want context.DeadlineExceeded", err)
+			}
+			if el := time.Since(start); el < 5*time.Millisecond {
+				t.Errorf("Wait returned %v before its deadline", el)
+			}
+			checkEventIdle(t, &e)
+
+			// Already done: returns at once, without sleeping.
+			tk := e.Prepare()
+			if err := e.Wait(ctx, tk, p); !errors.Is(err, context.Canceled) {
+				t.Errorf("Wait on a done ctx = %v", err)
+			}
+			if w := e.wakes.Load(); w > 2 {
+				t.Errorf("%d wakes for two cancellations", w)
+			}
+			checkEventIdle(t, &e)
+		})
+	}
+}
+
+// TestEventNotifyBeatsCancel: a Notify that comes before the cancellation
+// is delivered: Wait returns nil, not ctx.Err(). If a waiter that was
+// dequeued by Notify(1) returned the error, the wake would be lost to the
+// sleepers behind it.
+func TestEventNotifyBeatsCancel(t *testing.T) {
+	rounds := parkScale(300)
+	for _, p := range parkConfigs {
+		t.Run(p.String(), func(t *testing.T) {
+			var e Event
+			stop := parkWatchdog(t, parkWatchdogTime, nil)
+			defer stop()
+			for r := 0; r < rounds; {
+				ctx, cancel := context.WithCancel(context.Background())
+				tk := e.Prepare()
+				done := make(chan error, 1)
+				go func() { done <- e.Wait(ctx, tk, p) }()
+				// Wait until it sleeps, or returns before sleeping (a
+				// spurious nil, allowed: then the round does not count).
+				asleep := false
+				for len(done) == 0 && !asleep {
+					asleep = e.fsleep.Load()+e.rsleep.Load() > 0
+					runtime.Gosched()
+				}
+				e.Notify(1)
+				cancel()
+				if err := <-done; err != nil {
+					t.Fatalf("Notify then cancel: Wait = %v, want nil", err)
+				}
+				if asleep {
+					r++
+				}
+			}
+			checkEventIdle(t, &e)
+		})
+	}
+}
+
+// TestEventHandoffStress passes every value of a sequence through a
+// 64-slot ring guarded by two Events, one producer and one consumer, in
+// order and exactly once: the consumer sleeps when it catches up, the
+// producer when it gets 64 ahead, so both Events see the fast path (no
+// waiter) millions of times and the slow path often.
+func TestEventHandoffStress(t *testing.T) {
+	total := parkScale(3_000_000)
+	per := total / len(parkConfigs) / 2
+	for _, p := range parkConfigs {
+		for _, locked := range []bool{false, true} {
+			if locked && p.Backend == BackendAuto {
+				continue
+			}
+			name := p.String()
+			if locked {
+				name += "-locked"
+			}
+			t.Run(name, func(t *testing.T) {
+				handoff(t, p, locked, per)
+			})
+		}
+	}
+}
+
+func handoff(t *testing.T, p Park, locked bool, n int) {
+	const size = 64
+	var (
+		buf                [size]uint64
+		head, tail         atomic.Uint64 // consumed, published
+		notEmpty, notFull  Event
+		sum                uint64
+		prodDone, consDone = make(chan struct{}), make(chan struct{})
+		bad                atomic.Value
+	)
+	stop := parkWatchdog(t, parkWatchdogTime, func() string {
+		return fmt.Sprintf("published %d consumed %d; notEmpty waiters %d, notFull waiters %d",
+			tail.Load(), head.Load(), notEmpty.Waiters(), notFull.Waiters())
+	})
+	defer stop()
+	bg := context.Background()
+	go func() {
+		defer close(prodDone)
+		if locked {
+			runtime.LockOSThread()
+			defer runtime.UnlockOSThread()
+		}
+		for i := range uint64(n) {
+			if err := eventWait(bg, &notFull, p, func() bool { return i-head.Load() < size }); err != nil {
+				bad.Store(err)
+				return
+			}
+			buf[i%size] = i + 1
+			tail.Store(i + 1)
+			notEmpty.Notify(1)
+		}
+	}()
+	go func() {
+		defer close(consDone)
+		if locked {
+			runtime.LockOSThread()
+			defer runtime.UnlockOSThread()
+		}
+		for i := range uint64(n) {
+			if err := eventWait(bg, &notEmpty, p, func() bool { return tail.Load() > i }); err != nil {
+				bad.Store(err)
+				return
+			}
+			v := buf[i%size]
+			if v != i+1 {
+				bad.Store(fmt.Errorf("slot %d holds %d, want %d", i, v, i+1))
+				return
+			}
+			sum += v
+			head.Store(i + 1)
+			notFull.Notify(1)
+		}
+	}()
+	<-prodDone
+	<-consDone
+	if err := bad.Load(); err != nil {
+		t.Fatal(err)
+	}
+	if want := uint64(n) * uint64(n+1) / 2; sum != want {
+		t.Fatalf("sum of consumed values %d, want %d", sum, want)
+	}
+	checkEventIdle(t, &notEmpty)
+	checkEventIdle(t, &notFull)
+}
+
+// TestEventPingPong parks on every turn: two goroutines pass a token back
+// and forth, each sleeping until the other's Notify. A single lost wakeup
+// stops both, and the watchdog reports it.
+func TestEventPingPong(t *testing.T) {
+	rounds := parkScale(5000)
+	for _, p := range parkConfigs {
+		for _, locked := range []bool{false, true} {
+			name := p.String()
+			if locked {
+				name += "-locked"
+			}
+			t.Run(name, func(t *testing.T) {
+				var turn atomic.Uint64
+				var ping, pong Event
+				stop := parkWatchdog(t, parkWatchdogTime, func() string {
+					return fmt.Sprintf("turn %d; ping waiters %d, pong waiters %d", turn.Load(), ping.Waiters(), pong.Waiters())
+				})
+				defer stop()
+				bg := context.Background()
+				done := make(chan struct{})
+				go func() {
+					defer close(done)
+					if locked {
+						runtime.LockOSThread()
+						defer runtime.UnlockOSThread()
+					}
+					for i := range uint64(rounds) {
+						eventWait(bg, &pong, p, func() bool { return turn.Load() == 2*i+1 })
+						turn.Store(2*i + 2)
+						ping.Notify(1)
+					}
+				}()
+				if locked {
+					runtime.LockOSThread()
+					defer runtime.UnlockOSThread()
+				}
+				for i := range uint64(rounds) {
+					turn.Store(2*i + 1)
+					pong.Notify(1)
+					eventWait(bg, &ping, p, func() bool { return turn.Load() == 2*i+2 })
+				}
+				<-done
+				if got := turn.Load(); got != 2*uint64(rounds) {
+					t.Fatalf("turn = %d, want %d", got, 2*rounds)
+				}
+				checkEventIdle(t, &ping)
+				checkEventIdle(t, &pong)
+			})
+		}
+	}
+}
+
+// TestEventManyWaiters: 8 consumers (each with its own Park, so both
+// backends and spinning and sleeping waiters share the Event) take items
+// from a queue that 2 producers fill, Notify(1) per item; then Close
+// (flag, NotifyAll). Every item is taken exactly once, and every consumer
+// sees the close.
+func TestEventManyWaiters(t *testing.T) {
+	const consumers, producers = 8, 2
+	items := parkScale(200_000)
+	for _, mode := range []string{"mixed", "futex", "runtime"} {
+		t.Run(mode, func(t *testing.T) {
+			var (
+				e      Event
+				queue  = make(chan int, items)
+				closed atomic.Bool
+				seen   = make([]atomic.Int32, items)
+				taken  atomic.Int64
+				wg     sync.WaitGroup
+			)
+			stop := parkWatchdog(t, parkWatchdogTime, func() string {
+				return fmt.Sprintf("taken %d of %d, closed %v, waiters %d", taken.Load(), items, closed.Load(), e.Waiters())
+			})
+			defer stop()
+			for c := range consumers {
+				p := parkConfigs[c%len(parkConfigs)]
+				switch mode {
+				case "futex":
+					p.Backend = BackendFutex
+				case "runtime":
+					p.Backend = BackendRuntime
+				}
+				wg.Go(func() {
+					var v int
+					have := false
+					cond := func() bool {
+						select {
+						case v = <-queue:
+							have = true
+							return true
+						default:
+							return closed.Load()
+						}
+					}
+					for {
+						have = false
+						if err := eventWait(context.Background(), &e, p, cond); err != nil {
+							t.Error(err)
+							return
+						}
+						if !have {
+							if len(queue) == 0 {
+								return // closed and drained
+							}
+							continue
+						}
+						seen[v].Add(1)
+						taken.Add(1)
+					}
+				})
+			}
+			var pw sync.WaitGroup
+			for pr := range producers {
+				pw.Go(func() {
+					for i := pr; i < items; i += producers {
+						queue <- i
+						e.Notify(1)
+					}
+				})
+			}
+			pw.Wait()
+			closed.Store(true)
+			e.NotifyAll()
+			wg.Wait()
+			for i := range seen {
+				if n := seen[i].Load(); n != 1 {
+					t.Fatalf("item %d taken %d times", i, n)
+				}
+			}
+			checkEventIdle(t, &e)
+		})
+	}
+}
+
+// TestEventOneItemNoLostWakeup publishes one item at a time and waits for
+// it to be taken before the next, with no further Notify to cover for a
+// lost one: 8 consumers with mixed backends and spin budgets, some with
+// contexts that expire at random moments (and go round again), some
+// cancelling because they found the item on the re-check. If Notify(1)'s
+// wake went to a spinner or a waiter that left, and the sleepers slept on,
+// the item would sit there and the watchdog would fire.
+func TestEventOneItemNoLostWakeup(t *testing.T) {
+	const consumers = 8
+	rounds := parkScale(20_000)
+	var (
+		e       Event
+		item    atomic.Int64 // 1: an item is waiting
+		taken   Event        // consumers ring the publisher here
+		takenN  atomic.Int64
+		quit    atomic.Bool
+		wg      sync.WaitGroup
+		expired atomic.Int64
+	)
+	stop := parkWatchdog(t, parkWatchdogTime, func() string {
+		return fmt.Sprintf("taken %d of %d, item %d, waiters %d (futex sleepers %d, runtime %d), ctx expiries %d",
+			takenN.Load(), rounds, item.Load(), e.Waiters(), e.fsleep.Load(), e.rsleep.Load(), expired.Load())
+	})
+	defer stop()
+	for c := range consumers {
+		p := Park{Backend: []Backend{BackendFutex, BackendRuntime}[c%2]}
+		if c%4 >= 2 {
+			p.Spin = 20 * time.Microsecond
+		}
+		withDeadline := c >= consumers/2
+		wg.Go(func() {
+			rng := rand.New(rand.NewPCG(uint64(c), 1))
+			cond := func() bool { return item.Load() == 1 || quit.Load() }
+			for !quit.Load() {
+				ctx, cancel := context.Background(), context.CancelFunc(func() {})
+				if withDeadline {
+					ctx, cancel = context.WithTimeout(ctx, time.Duration(rng.IntN(50))*time.Microsecond)
+				}
+				err := eventWait(ctx, &e, p, cond)
+				cancel()
+				if err != nil {
+					expired.Add(1)
+					continue
+				}
+				if item.CompareAndSwap(1, 0) {
+					takenN.Add(1)
+					taken.Notify(1)
+				}
+			}
+		})
+	}
+	bg := context.Background()
+	for i := range int64(rounds) {
+		item.Store(1)
+		e.Notify(1)
+		eventWait(bg, &taken, Park{Spin: 5 * time.Microsecond}, func() bool { return takenN.Load() == i+1 })
+	}
+	quit.Store(true)
+	e.NotifyAll()
+	wg.Wait()
+	if n := takenN.Load(); n != int64(rounds) {
+		t.Fatalf("taken %d items, want %d", n, rounds)
+	}
+	t.Logf("%d rounds, %d context expiries, %d wakes", rounds, expired.Load(), e.wakes.Load())
+	checkEventIdle(t, &e)
+	checkEventIdle(t, &taken)
+}
+
+// TestEventCancelRace: each waiter waits for the flag to change from what
+// it last saw, so it finds the change on the re-check (and Cancels) or
+// sleeps, at random, racing a notifier that never stops and a canceller
+// that cancels the contexts half of them wait with; the registration and
+// sleep counts always come back to zero.
+func TestEventCancelRace(t *testing.T) {
+	iters := parkScale(10_000)
+	const waiters = 4
+	var (
+		e         Event
+		flag      atomic.Uint32
+		finished  atomic.Int32
+		cur       atomic.Pointer[context.Context]
+		wg        sync.WaitGroup
+		cancelled atomic.Int64
+		cancels   atomic.Int64
+	)
+	stop := parkWatchdog(t, parkWatchdogTime, func() string {
+		return fmt.Sprintf("%d of %d waiters finished, waiters %d", finished.Load(), waiters, e.Waiters())
+	})
+	defer stop()
+	bg := context.Background()
+	cur.Store(&bg)
+	for w := range waiters {
+		wg.Go(func() {
+			defer finished.Add(1)
+			p := parkConfigs[w%len(parkConfigs)]
+			seen := flag.Load()
+			for range iters {
+				ctx := context.Background()
+				if w%2 == 1 {
+					ctx = *cur.Load()
+				}
+				for flag.Load() == seen {
+					Pause(8 * w) // widen the window for a change between the check and Prepare
+					tk := e.Prepare()
+					if flag.Load() != seen {
+						e.Cancel(tk)
+						cancels.Add(1)
+						break
+					}
+					if e.Wait(ctx, tk, p) != nil {
+						cancelled.Add(1)
+						break
+					}
+				}
+				seen = flag.Load()
+			}
+		})
+	}
+	wg.Go(func() { // canceller: a fresh context every few notifications
+		for finished.Load() < waiters {
+			ctx, cancel := context.WithCancel(context.Background())
+			cur.Store(&ctx)
+			for range 8 {
+				runtime.Gosched()
+			}
+			cancel()
+		}
+	})
+	wg.Go(func() { // notifier: flips the condition, with gaps for waiters to sleep in
+		rng := rand.New(rand.NewPCG(1, 2))
+		for i := 0; finished.Load() < waiters; i++ {
+			flag.Add(1)
+			e.Notify(1)
+			Pause(rng.IntN(256))
+			if i%64 == 0 {
+				runtime.Gosched()
+			}
+		}
+	})
+	wg.Wait()
+	t.Logf("%d notifications, %d Cancels after the re-check, %d waits ended by cancellation, %d wakes",
+		flag.Load(), cancels.Load(), cancelled.Load(), e.wakes.Load())
+	checkEventIdle(t, &e)
+}
+
+// TestEventGOMAXPROCS1: the futex backend blocks the OS thread in a real
+// syscall (Syscall6, not RawSyscall), so even with one P and unlocked
+// goroutines the scheduler gets the P back and the partner runs.
+func TestEventGOMAXPROCS1(t *testing.T) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
+	for _, p := range []Park{{Backend: BackendFutex}, {Backend: BackendRuntime}} {
+		t.Run(p.String(), func(t *testing.T) { handoff(t, p, false, parkScale(2000)) })
+	}
+}
+
+// parkAllocsPerRun is testing.AllocsPerRun without its GOMAXPROCS(1),
+// which would make a futex sleeper hold the only P: mallocs of the whole
+// process (both sides of a ping-pong) per call of f.
+func parkAllocsPerRun(runs int, f func()) float64 {
+	var m0, m1 runtime.MemStats
+	runtime.ReadMemStats(&m0)
+	for range runs {
+		f()
+	}
+	runtime.ReadMemStats(&m1)
+	return float64(m1.Mallocs-m0.Mallocs) / float64(runs)
+}
+
+// TestEventWaitNoAlloc: a parked round trip through Wait with
+// context.Background allocates nothing in the steady state, on either
+// backend.
+func TestEventWaitNoAlloc(t *testing.T) {
+	if raceEnabled {
+		t.Skip("the race detector allocates")
+	}
+	for _, p := range []Park{{Backend: BackendFutex}, {Backend: BackendRuntime}, {Spin: 5 * time.Microsecond}} {
+		t.Run(p.String(), func(t *testing.T) {
+			var turn atomic.Uint64
+			var ping, pong Event
+			bg := context.Background()
+			quit := make(chan struct{})
+			go func() {
+				for i := uint64(0); ; i++ {
+					eventWait(bg, &pong, p, func() bool { return turn.Load() >= 2*i+1 })
+					if turn.Load() == 1<<62 {
+						close(quit)
+						return
+					}
+					turn.Store(2*i + 2)
+					ping.Notify(1)
+				}
+			}()
+			i := uint64(0)
+			round := func() {
+				turn.Store(2*i + 1)
+				pong.Notify(1)
+				eventWait(bg, &ping, p, func() bool { return turn.Load() == 2*i+2 })
+				i++
+			}
+			for range 100 {
+				round() // warm the node pool
+			}
+			// A stray allocation by the runtime or the test framework
+			// (a timer, a GC worker) is not ours: allow one in 100.
+			if a := parkAllocsPerRun(2000, round); a > 0.01 {
+				t.Errorf("%v allocations per parked round trip", a)
+			}
+			turn.Store(1 << 62)
+			pong.Notify(1)
+			<-quit
+		})
+	}
+}

@@ -1,0 +1,305 @@
+package knit
+
+import (
+	"context"
+	"fmt"
+	"runtime"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// Ring benchmarks. Each top-level benchmark holds its comparison rows as
+// sub-benchmarks, so `go test -bench Ring -count 5` interleaves them; the
+// bench module's knitbench runs the same shapes as interleaved rounds.
+
+// ringCPUTime is the process's user+system CPU time.
+func ringCPUTime() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// cpuMeter reports CPU-µs per op next to ns/op.
+type cpuMeter struct{ start time.Duration }
+
+func startCPU(b *testing.B) cpuMeter { b.ResetTimer(); return cpuMeter{ringCPUTime()} }
+
+func (m cpuMeter) stop(b *testing.B, ops int) {
+	b.StopTimer()
+	if ops > 0 {
+		b.ReportMetric(float64(ringCPUTime()-m.start)/1e3/float64(ops), "cpu-µs/op")
+	}
+}
+
+// BenchmarkRingSPSCThroughput: one producer, one consumer, items moved in
+// batches of 1, 16 and 64, against a buffered channel and the limit: a
+// bare atomic handoff of one word at a time.
+func BenchmarkRingSPSCThroughput(b *testing.B) {
+	for _, batch := range []int{1, 16, 64} {
+		b.Run(fmt.Sprintf("batch=%d/knit", batch), func(b *testing.B) {
+			q := NewSPSC[int](1024)
+			done := make(chan struct{})
+			n := b.N
+			go func() {
+				defer close(done)
+				dst := make([]int, batch)
+				for got := 0; got < n; {
+					var k int
+					if batch == 1 {
+						if _, err := q.Pop(context.Background()); err != nil {
+							panic(err)
+						}
+						k = 1
+					} else if k = q.PopBatch(dst); k == 0 {
+						if _, err := q.Pop(context.Background()); err != nil {
+							panic(err)
+						}
+						k = 1
+					}
+					got += k
+				}
+			}()
+			src := make([]int, batch)
+			m := startCPU(b)
+			for sent := 0; sent < n; {
+				if batch == 1 {
+					if err := q.Push(context.Background(), sent); err != nil {
+						panic(err)
+					}
+					sent++
+					continue
+				}
+				k := q.PushBatch(src[:min(batch, n-sent)])
+				if k == 0 {
+					runtime.Gosched()
+				}
+				sent += k
+			}
+			<-done
+			m.stop(b, n)
+		})
+		b.Run(fmt.Sprintf("batch=%d/chan", batch), func(b *testing.B) {
+			ch := make(chan int, 1024)
+			done := make(chan struct{})
+			n := b.N
+			go func() {
+				defer close(done)
+				for range n {
+					<-ch
+				}
+			}()
+			m := startCPU(b)
+			for i := range n {
+				ch <- i
+			}
+			<-done
+			m.stop(b, n)
+		})
+	}
+	b.Run("limit-atomic-handoff", func(b *testing.B) {
+		// One word, one item at a time: 0 means empty, v+1 an item.
+		var w atomic.Uint64
+		n := b.N
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			for range n {
+				for i := 1; w.Load() == 0; i++ {
+					if i%4096 == 0 {
+						runtime.Gosched()
+					}
+				}
+				w.Store(0)
+			}
+		}()
+		m := startCPU(b)
+		for i := range n {
+			for j := 1; w.Load() != 0; j++ {
+				if j%4096 == 0 {
+					runtime.Gosched()
+				}
+			}
+			w.Store(uint64(i) + 1)
+		}
+		<-done
+		m.stop(b, n)
+	})
+}
+
+// BenchmarkRingRoundTrip: a request ring and a reply ring between two
+// goroutines, with and without locked threads, against two channels and
+// the raw atomic ping-pong.
+func BenchmarkRingRoundTrip(b *testing.B) {
+	for _, locked := range []bool{false, true} {
+		name := "unlocked"
+		if locked {
+			name = "locked"
+		}
+		b.Run(name+"/knit-spsc", func(b *testing.B) {
+			req, rep := NewSPSC[int](64), NewSPSC[int](64)
+			roundTrip(b, locked,
+				func(v int) { req.Push(context.Background(), v); v, _ = rep.Pop(context.Background()) },
+				func() bool {
+					v, err := req.Pop(context.Background())
+					if err != nil {
+						return false
+					}
+					rep.Push(context.Background(), v)
+					return true
+				},
+				func() { req.Close() })
+		})
+		b.Run(name+"/chan", func(b *testing.B) {
+			req, rep := make(chan int), make(chan int)
+			roundTrip(b, locked,
+				func(v int) { req <- v; <-rep },
+				func() bool {
+					v, ok := <-req
+					if !ok {
+						return false
+					}
+					rep <- v
+					return true
+				},
+				func() { close(req) })
+		})
+	}
+	b.Run("limit-atomic", func(b *testing.B) { pingPong(b, atomicWait) })
+}
+
+// roundTrip runs serve on a partner goroutine until it reports false and
+// times b.N calls of call.
+func roundTrip(b *testing.B, locked bool, call func(int), serve func() bool, stop func()) {
+	done := make(chan struct{})
+	go func() {
+		if locked {
+			runtime.LockOSThread()
+		}
+		defer close(done)
+		for serve() {
+		}
+	}()
+	if locked {
+		runtime.LockOSThread()
+		defer runtime.UnlockOSThread()
+	}
+	m := startCPU(b)
+	for i := range b.N {
+		call(i)
+	}
+	m.stop(b, b.N)
+	stop()
+	<-done
+}
+
+// BenchmarkRingContended: P producers and P consumers through one ring
+// against one buffered channel.
+func BenchmarkRingContended(b *testing.B) {
+	for _, p := range []int{2, 4, 16} {
+		for _, kind := range []string{"MPMC", "MPSC"} {
+			consumers := p
+			if kind == "MPSC" {
+				consumers = 1
+			}
+			b.Run(fmt.Sprintf("%dP%dC/knit-%s", p, consumers, kind), func(b *testing.B) {
+				var q Queue[int]
+				if kind == "MPSC" {
+					q = NewMPSC[int](1024)
+				} else {
+					q = NewMPMC[int](1024)
+				}
+				contended(b, p, consumers,
+					func(v int) { q.Push(context.Background(), v) },
+					func() bool { _, err := q.Pop(context.Background()); return err == nil },
+					q.Close)
+			})
+			b.Run(fmt.Sprintf("%dP%dC/chan", p, consumers), func(b *testing.B) {
+				ch := make(chan int, 1024)
+				contended(b, p, consumers,
+					func(v int) { ch <- v },
+					func() bool { _, ok := <-ch; return ok },
+					func() { close(ch) })
+			})
+		}
+	}
+}
+
+func contended(b *testing.B, producers, consumers int, push func(int), pop func() bool, closeFn func()) {
+	var cwg, pwg sync.WaitGroup
+	for range consumers {
+		cwg.Add(1)
+		go func() {
+			defer cwg.Done()
+			for pop() {
+			}
+		}()
+	}
+	per := b.N/producers + 1
+	m := startCPU(b)
+	for range producers {
+		pwg.Add(1)
+		go func() {
+			defer pwg.Done()
+			for i := range per {
+				push(i)
+			}
+		}()
+	}
+	pwg.Wait()
+	closeFn()
+	cwg.Wait()
+	m.stop(b, per*producers)
+}
+
+// BenchmarkRingBursts: the blocking path. The producer sends bursts of 16
+// with a pause between them long enough for the consumer to park, so each
+// burst pays one wake; spin budgets against a channel.
+func BenchmarkRingBursts(b *testing.B) {
+	const burst = 16
+	gap := 50 * time.Microsecond
+	for _, spin := range []time.Duration{0, 5 * time.Microsecond, 20 * time.Microsecond, 50 * time.Microsecond} {
+		b.Run(fmt.Sprintf("knit-spin=%v", spin), func(b *testing.B) {
+			q := NewSPSC[int](64, WithSpin(spin))
+			bursts(b, burst, gap,
+				func(v int) { q.Push(context.Background(), v) },
+				func() bool { _, err := q.Pop(context.Background()); return err == nil },
+				q.Close)
+		})
+	}
+	b.Run("chan", func(b *testing.B) {
+		ch := make(chan int, 64)
+		bursts(b, burst, gap,
+			func(v int) { ch <- v },
+			func() bool { _, ok := <-ch; return ok },
+			func() { close(ch) })
+	})
+}
+
+func bursts(b *testing.B, burst int, gap time.Duration, push func(int), pop func() bool, closeFn func()) {
+	var got atomic.Int64
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for pop() {
+			got.Add(1)
+		}
+	}()
+	m := startCPU(b)
+	for i := range b.N {
+		for j := range burst {
+			push(i*burst + j)
+		}
+		for got.Load() < int64((i+1)*burst) {
+			runtime.Gosched()
+		}
+		time.Sleep(gap)
+	}
+	m.stop(b, b.N*burst)
+	closeFn()
+	<-done
+}

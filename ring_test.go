@@ -1,0 +1,548 @@
+package knit
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"runtime"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+	"unsafe"
+)
+
+// ringKind builds one kind of ring for the table-driven tests.
+type ringKind struct {
+	name           string
+	multiProducer  bool
+	multiConsumer  bool
+	newInt         func(n int, opts ...Option) Queue[int]
+	newPtr         func(n int) Queue[*int]
+	slotsAreZeroed func(q Queue[*int]) bool
+}
+
+func seqSlotsZero[T comparable](r *seqRing[T]) bool {
+	var zero T
+	for i := range r.slots {
+		if r.slots[i].val != zero {
+			return false
+		}
+	}
+	return true
+}
+
+var ringKinds = []ringKind{
+	{
+		name:   "SPSC",
+		newInt: func(n int, o ...Option) Queue[int] { return NewSPSC[int](n, o...) },
+		newPtr: func(n int) Queue[*int] { return NewSPSC[*int](n) },
+		slotsAreZeroed: func(q Queue[*int]) bool {
+			for _, p := range q.(*SPSC[*int]).buf {
+				if p != nil {
+					return false
+				}
+			}
+			return true
+		},
+	},
+	{
+		name: "MPSC", multiProducer: true,
+		newInt:         func(n int, o ...Option) Queue[int] { return NewMPSC[int](n, o...) },
+		newPtr:         func(n int) Queue[*int] { return NewMPSC[*int](n) },
+		slotsAreZeroed: func(q Queue[*int]) bool { return seqSlotsZero(&q.(*MPSC[*int]).seqRing) },
+	},
+	{
+		name: "SPMC", multiConsumer: true,
+		newInt:         func(n int, o ...Option) Queue[int] { return NewSPMC[int](n, o...) },
+		newPtr:         func(n int) Queue[*int] { return NewSPMC[*int](n) },
+		slotsAreZeroed: func(q Queue[*int]) bool { return seqSlotsZero(&q.(*SPMC[*int]).seqRing) },
+	},
+	{
+		name: "MPMC", multiProducer: true, multiConsumer: true,
+		newInt:         func(n int, o ...Option) Queue[int] { return NewMPMC[int](n, o...) },
+		newPtr:         func(n int) Queue[*int] { return NewMPMC[*int](n) },
+		slotsAreZeroed: func(q Queue[*int]) bool { return seqSlotsZero(&q.(*MPMC[*int]).seqRing) },
+	},
+}
+
+// watchdog fails the test with every goroutine's stack if it is still
+// running after d: a lost wakeup becomes a failure, not a CI hang.
+func watchdog(t testing.TB, d time.Duration) (stop func()) {
+	t.Helper()
+	done := make(chan struct{})
+	var once sync.Once
+	go func() {
+		select {
+		case <-done:
+		case <-time.After(d):
+			buf := make([]byte, 1<<20)
+			buf = buf[:runtime.Stack(buf, true)]
+			panic(fmt.Sprintf("%s: watchdog: no progress after %v (lost wakeup?)\n%s", t.Name(), d, buf))
+		}
+	}()
+	return func() { once.Do(func() { close(done) }) }
+}
+
+func TestRingCapacity(t *testing.T) {
+	for _, k := range ringKinds {
+		for _, c := range []struct{ in, want int }{{1, 1}, {2, 2}, {3, 4}, {1000, 1024}, {1024, 1024}} {
+			if got := k.newInt(c.in).Cap(); got != c.want {
+				t.Errorf("%s(%d).Cap() = %d, want %d", k.name, c.in, got, c.want)
+			}
+		}
+		for _, bad := range []int{0, -1, MaxCapacity + 1} {
+			func() {
+				defer func() {
+					msg := fmt.Sprint(recover())
+					if !strings.Contains(msg, k.name) || !strings.Contains(msg, fmt.Sprint(MaxCapacity)) || !strings.Contains(msg, fmt.Sprint(bad)) {
+						t.Errorf("%s(%d) panic = %q; want a message naming the kind, the value and the bound", k.name, bad, msg)
+					}
+				}()
+				k.newInt(bad)
+			}()
+		}
+	}
+}
+
+// TestRingLayout proves the padding: the two sides' hot words sit at least
+// a cache line apart, and a line away from the start of the struct.
+func TestRingLayout(t *testing.T) {
+	var s SPSC[int]
+	if off := unsafe.Offsetof(s.tail); off < uintptr(CacheLineSize) {
+		t.Errorf("SPSC.tail at %d, within the first line (%d B)", off, CacheLineSize)
+	}
+	if d := unsafe.Offsetof(s.head) - unsafe.Offsetof(s.tail); d < uintptr(CacheLineSize) {
+		t.Errorf("SPSC head-tail distance %d < line %d", d, CacheLineSize)
+	}
+	if d := unsafe.Offsetof(s.buf) - unsafe.Offsetof(s.head); d < uintptr(CacheLineSize) {
+		t.Errorf("SPSC buf-head distance %d < line %d", d, CacheLineSize)
+	}
+	if unsafe.Offsetof(s.headCache)/uintptr(CacheLineSize) != unsafe.Offsetof(s.tail)/uintptr(CacheLineSize) &&
+		unsafe.Offsetof(s.headCache)-unsafe.Offsetof(s.tail) >= uintptr(CacheLineSize) {
+		t.Errorf("SPSC.headCache is not on the producer's line")
+	}
+	var r seqRing[int]
+	if off := unsafe.Offsetof(r.tail); off < uintptr(CacheLineSize) {
+		t.Errorf("seqRing.tail at %d, within the first line", off)
+	}
+	if d := unsafe.Offsetof(r.head) - unsafe.Offsetof(r.tail); d < uintptr(CacheLineSize) {
+		t.Errorf("seqRing head-tail distance %d < line %d", d, CacheLineSize)
+	}
+	if d := unsafe.Offsetof(r.slots) - unsafe.Offsetof(r.head); d < uintptr(CacheLineSize) {
+		t.Errorf("seqRing slots-head distance %d < line %d", d, CacheLineSize)
+	}
+	var b doorbells
+	if d := unsafe.Offsetof(b.notFull) - unsafe.Offsetof(b.notEmpty); d < uintptr(CacheLineSize) {
+		t.Errorf("doorbells notFull-notEmpty distance %d < line %d", d, CacheLineSize)
+	}
+	want := map[string]int{"amd64": 64, "arm64": 128}
+	if w, ok := want[runtime.GOARCH]; ok && CacheLineSize != w {
+		t.Errorf("CacheLineSize = %d on %s, want %d", CacheLineSize, runtime.GOARCH, w)
+	}
+}
+
+func TestRingFIFO(t *testing.T) {
+	for _, k := range ringKinds {
+		t.Run(k.name, func(t *testing.T) {
+			q := k.newInt(8)
+			for i := range 8 {
+				if !q.TryPush(i) {
+					t.Fatalf("TryPush(%d) failed with %d/8 items", i, q.Len())
+				}
+			}
+			if q.TryPush(99) {
+				t.Fatal("TryPush succeeded on a full ring")
+			}
+			if q.Len() != 8 {
+				t.Fatalf("Len = %d, want 8", q.Len())
+			}
+			for lap := range 5 { // wrap around several times
+				for i := range 8 {
+					v, ok := q.TryPop()
+					if want := lap*8 + i; !ok || v != want {
+						t.Fatalf("TryPop = %d, %v; want %d", v, ok, want)
+					}
+					if !q.TryPush((lap+1)*8 + i) {
+						t.Fatal("TryPush after a pop failed")
+					}
+				}
+			}
+			dst := make([]int, 16)
+			if n := q.PopBatch(dst); n != 8 {
+				t.Fatalf("PopBatch = %d, want 8", n)
+			}
+			if _, ok := q.TryPop(); ok || q.Len() != 0 {
+				t.Fatal("ring not empty after draining")
+			}
+			if n := q.PushBatch([]int{1, 2, 3, 4, 5, 6, 7, 8, 9, 10}); n != 8 {
+				t.Fatalf("PushBatch of 10 into 8 = %d", n)
+			}
+			if n := q.PopBatch(dst[:3]); n != 3 || dst[0] != 1 || dst[2] != 3 {
+				t.Fatalf("PopBatch(3) = %d %v", n, dst[:3])
+			}
+		})
+	}
+}
+
+func TestRingClose(t *testing.T) {
+	ctx := context.Background()
+	for _, k := range ringKinds {
+		t.Run(k.name, func(t *testing.T) {
+			q := k.newInt(4)
+			q.TryPush(1)
+			q.PushBatch([]int{2, 3})
+			q.Close()
+			q.Close() // idempotent
+			if q.TryPush(4) || q.PushBatch([]int{4}) != 0 {
+				t.Fatal("push succeeded after Close")
+			}
+			if err := q.Push(ctx, 4); !errors.Is(err, ErrClosed) {
+				t.Fatalf("Push after Close = %v, want ErrClosed", err)
+			}
+			if q.Len() != 3 {
+				t.Fatalf("Len after Close = %d, want 3 (a refused push must keep nothing)", q.Len())
+			}
+			for want := 1; want <= 3; want++ {
+				if v, err := q.Pop(ctx); err != nil || v != want {
+					t.Fatalf("Pop = %d, %v; want %d", v, err, want)
+				}
+			}
+			for range 2 {
+				if _, err := q.Pop(ctx); !errors.Is(err, ErrClosed) {
+					t.Fatalf("Pop on drained ring = %v, want ErrClosed", err)
+				}
+			}
+		})
+	}
+}
+
+// TestRingZeroesSlots: a popped slot no longer references the item, so the
+// ring keeps nothing alive.
+func TestRingZeroesSlots(t *testing.T) {
+	for _, k := range ringKinds {
+		if k.newPtr == nil {
+			continue // Words holds no pointers
+		}
+		q := k.newPtr(8)
+		for i := range 20 {
+			x := i
+			q.TryPush(&x)
+			if i%3 == 0 {
+				q.PushBatch([]*int{&x, &x})
+			}
+			q.TryPop()
+			q.PopBatch(make([]*int, 2))
+		}
+		for {
+			if _, ok := q.TryPop(); !ok {
+				break
+			}
+		}
+		if !k.slotsAreZeroed(q) {
+			t.Errorf("%s: a drained ring still references popped items", k.name)
+		}
+		q.Close()
+		if q.TryPush(new(int)); !k.slotsAreZeroed(q) {
+			t.Errorf("%s: a refused push left its item in the ring", k.name)
+		}
+	}
+}
+
+// TestRingBlockedWake: Close and ctx cancellation wake callers blocked in
+// Pop on an empty ring and in Push on a full one; a cancelled wait leaves
+// the ring usable.
+func TestRingBlockedWake(t *testing.T) {
+	for _, k := range ringKinds {
+		for _, spin := range []time.Duration{0, 20 * time.Microsecond} {
+			t.Run(fmt.Sprintf("%s/spin=%v", k.name, spin), func(t *testing.T) {
+				defer watchdog(t, 30*time.Second)()
+				q := k.newInt(2, WithSpin(spin))
+
+				ctx, cancel := context.WithCancel(context.Background())
+				errc := make(chan error, 1)
+				go func() { _, err := q.Pop(ctx); errc <- err }()
+				time.Sleep(time.Millisecond)
+				cancel()
+				if err := <-errc; !errors.Is(err, context.Canceled) {
+					t.Fatalf("Pop after cancel = %v", err)
+				}
+				dctx, dcancel := context.WithTimeout(context.Background(), 2*time.Millisecond)
+				defer dcancel()
+				if _, err := q.Pop(dctx); !errors.Is(err, context.DeadlineExceeded) {
+					t.Fatalf("Pop with deadline = %v", err)
+				}
+
+				q.TryPush(1)
+				q.TryPush(2)
+				ctx, cancel = context.WithCancel(context.Background())
+				go func() { errc <- q.Push(ctx, 3) }()
+				time.Sleep(time.Millisecond)
+				cancel()
+				if err := <-errc; !errors.Is(err, context.Canceled) {
+					t.Fatalf("Push after cancel = %v", err)
+				}
+				// Still usable, and the cancelled push kept nothing.
+				if v, err := q.Pop(context.Background()); v != 1 || err != nil {
+					t.Fatalf("Pop = %d, %v", v, err)
+				}
+				if err := q.Push(context.Background(), 4); err != nil {
+					t.Fatal(err)
+				}
+
+				// Blocked pusher on a full ring, blocked poppers on an
+				// empty one: Close wakes them all.
+				go func() { errc <- q.Push(context.Background(), 5) }()
+				time.Sleep(time.Millisecond)
+				q.Close()
+				if err := <-errc; !errors.Is(err, ErrClosed) {
+					t.Fatalf("blocked Push after Close = %v", err)
+				}
+				e := k.newInt(2, WithSpin(spin))
+				poppers := 1 // a single-consumer ring allows one
+				if k.multiConsumer {
+					poppers = 3
+				}
+				for range poppers {
+					go func() { _, err := e.Pop(context.Background()); errc <- err }()
+				}
+				time.Sleep(time.Millisecond)
+				e.Close()
+				for range poppers {
+					if err := <-errc; !errors.Is(err, ErrClosed) {
+						t.Fatalf("blocked Pop after Close = %v", err)
+					}
+				}
+			})
+		}
+	}
+}
+
+// stressRing runs producers and consumers with exact accounting: every
+// value is seen exactly once, and with one consumer each producer's values
+// arrive in order. Values encode (producer, seq).
+func stressRing(t *testing.T, k ringKind, producers, consumers, perProducer int, spin time.Duration) {
+	defer watchdog(t, 120*time.Second)()
+	q := k.newInt(64, WithSpin(spin))
+	ctx := context.Background()
+	var wg sync.WaitGroup
+	for p := range producers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			batch := make([]int, 0, 8)
+			for i := 0; i < perProducer; {
+				switch i % 5 {
+				case 0, 1, 2:
+					if err := q.Push(ctx, p<<32|i); err != nil {
+						panic(err)
+					}
+					i++
+				case 3:
+					if q.TryPush(p<<32 | i) {
+						i++
+					} else {
+						runtime.Gosched()
+					}
+				case 4:
+					batch = batch[:0]
+					for j := i; j < min(i+7, perProducer); j++ {
+						batch = append(batch, p<<32|j)
+					}
+					i += q.PushBatch(batch)
+				}
+			}
+		}()
+	}
+	seen := make([][]int, consumers)
+	var cwg sync.WaitGroup
+	for c := range consumers {
+		cwg.Add(1)
+		go func() {
+			defer cwg.Done()
+			dst := make([]int, 5)
+			for n := 0; ; n++ {
+				if n%4 == 3 {
+					if m := q.PopBatch(dst); m > 0 {
+						seen[c] = append(seen[c], dst[:m]...)
+						continue
+					}
+				}
+				v, err := q.Pop(ctx)
+				if errors.Is(err, ErrClosed) {
+					return
+				}
+				if err != nil {
+					panic(err)
+				}
+				seen[c] = append(seen[c], v)
+			}
+		}()
+	}
+	wg.Wait()
+	q.Close()
+	cwg.Wait()
+
+	count := make([][]int32, producers)
+	for p := range count {
+		count[p] = make([]int32, perProducer)
+	}
+	for c, vs := range seen {
+		last := make([]int, producers)
+		for p := range last {
+			last[p] = -1
+		}
+		for _, v := range vs {
+			p, i := v>>32, v&(1<<32-1)
+			if p >= producers || i >= perProducer {
+				t.Fatalf("consumer %d got a value no one pushed: %#x", c, v)
+			}
+			count[p][i]++
+			if i <= last[p] {
+				t.Fatalf("consumer %d got producer %d's item %d after %d", c, p, i, last[p])
+			}
+			last[p] = i
+		}
+	}
+	for p := range count {
+		for i, n := range count[p] {
+			if n != 1 {
+				t.Fatalf("producer %d item %d seen %d times", p, i, n)
+			}
+		}
+	}
+	if q.Len() != 0 {
+		t.Fatalf("Len = %d after draining", q.Len())
+	}
+}
+
+func TestRingStress(t *testing.T) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(2))
+	per := 100_000
+	if testing.Short() || raceEnabled {
+		per = 5_000
+	}
+	for _, k := range ringKinds {
+		shapes := [][2]int{{1, 1}}
+		if k.multiProducer || k.multiConsumer {
+			for _, n := range []int{4, 16} {
+				p, c := 1, 1
+				if k.multiProducer {
+					p = n
+				}
+				if k.multiConsumer {
+					c = n
+				}
+				shapes = append(shapes, [2]int{p, c})
+			}
+		}
+		for _, sh := range shapes {
+			for _, spin := range []time.Duration{0, 10 * time.Microsecond} {
+				t.Run(fmt.Sprintf("%s/%dP%dC/spin=%v", k.name, sh[0], sh[1], spin), func(t *testing.T) {
+					stressRing(t, k, sh[0], sh[1], max(per/sh[0], 1000), spin)
+				})
+			}
+		}
+	}
+}
+
+// TestRingCloseRace: producers push while Close lands at a random moment;
+// every push that reported success is popped exactly once, and nothing a
+// refused push offered ever appears.
+func TestRingCloseRace(t *testing.T) {
+	rounds := 50
+	if testing.Short() || raceEnabled {
+		rounds = 10
+	}
+	for _, k := range ringKinds {
+		t.Run(k.name, func(t *testing.T) {
+			defer watchdog(t, 120*time.Second)()
+			for r := range rounds {
+				producers, consumers := 1, 1
+				if k.multiProducer {
+					producers = 3
+				}
+				if k.multiConsumer {
+					consumers = 3
+				}
+				q := k.newInt(16)
+				var accepted, popped, popSum, accSum atomic.Int64
+				var wg, cwg sync.WaitGroup
+				for p := range producers {
+					wg.Add(1)
+					go func() {
+						defer wg.Done()
+						for i := 1; ; i++ {
+							v := p*1_000_000 + i
+							var err error
+							if i%3 == 0 {
+								if q.PushBatch([]int{v}) == 1 {
+									accepted.Add(1)
+									accSum.Add(int64(v))
+									continue
+								}
+								err = q.Push(context.Background(), v)
+							} else {
+								err = q.Push(context.Background(), v)
+							}
+							if errors.Is(err, ErrClosed) {
+								return
+							}
+							accepted.Add(1)
+							accSum.Add(int64(v))
+						}
+					}()
+				}
+				for range consumers {
+					cwg.Add(1)
+					go func() {
+						defer cwg.Done()
+						for {
+							v, err := q.Pop(context.Background())
+							if err != nil {
+								return
+							}
+							popped.Add(1)
+							popSum.Add(int64(v))
+						}
+					}()
+				}
+				time.Sleep(time.Duration(r%7) * 100 * time.Microsecond)
+				q.Close()
+				wg.Wait()
+				cwg.Wait()
+				if accepted.Load() != popped.Load() || accSum.Load() != popSum.Load() {
+					t.Fatalf("round %d: accepted %d (sum %d), popped %d (sum %d)",
+						r, accepted.Load(), accSum.Load(), popped.Load(), popSum.Load())
+				}
+			}
+		})
+	}
+}
+
+func TestRingZeroAlloc(t *testing.T) {
+	if raceEnabled {
+		t.Skip("the race detector allocates")
+	}
+	ctx := context.Background()
+	for _, k := range ringKinds {
+		q := k.newInt(64)
+		batch := make([]int, 16)
+		allocs := testing.AllocsPerRun(1000, func() {
+			q.TryPush(1)
+			q.TryPop()
+			if err := q.Push(ctx, 2); err != nil {
+				panic(err)
+			}
+			if _, err := q.Pop(ctx); err != nil {
+				panic(err)
+			}
+			q.PushBatch(batch)
+			q.PopBatch(batch)
+		})
+		if allocs != 0 {
+			t.Errorf("%s: %v allocs per op cycle, want 0", k.name, allocs)
+		}
+	}
+}

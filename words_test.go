@@ -1,0 +1,216 @@
+package knit
+
+import (
+	"context"
+	"runtime"
+	"testing"
+	"unsafe"
+)
+
+// intWords adapts Words to Queue[int] so the table-driven ring tests (FIFO,
+// Close, blocking, stress, close race, fuzz) run against the assembly.
+type intWords struct{ w *Words }
+
+func (q intWords) TryPush(v int) bool { return q.w.TryPush(uint64(v)) }
+func (q intWords) TryPop() (int, bool) {
+	v, ok := q.w.TryPop()
+	return int(v), ok
+}
+func (q intWords) Push(ctx context.Context, v int) error { return q.w.Push(ctx, uint64(v)) }
+func (q intWords) Pop(ctx context.Context) (int, error) {
+	v, err := q.w.Pop(ctx)
+	return int(v), err
+}
+func (q intWords) PushBatch(vs []int) int {
+	return q.w.PushBatch(unsafe.Slice((*uint64)(unsafe.Pointer(unsafe.SliceData(vs))), len(vs)))
+}
+func (q intWords) PopBatch(dst []int) int {
+	return q.w.PopBatch(unsafe.Slice((*uint64)(unsafe.Pointer(unsafe.SliceData(dst))), len(dst)))
+}
+func (q intWords) Close()   { q.w.Close() }
+func (q intWords) Len() int { return q.w.Len() }
+func (q intWords) Cap() int { return q.w.Cap() }
+
+func init() {
+	ringKinds = append(ringKinds, ringKind{
+		name:   "Words",
+		newInt: func(n int, o ...Option) Queue[int] { return intWords{NewWords(n, o...)} },
+	})
+}
+
+var _ Queue[uint64] = (*Words)(nil)
+
+// TestWordsLayout checks the offsets the assembly hard-codes.
+func TestWordsLayout(t *testing.T) {
+	var q SPSC[uint64]
+	want := map[string][6]uintptr{
+		"64":  {64, 72, 128, 136, 192, 216},
+		"128": {128, 136, 256, 264, 384, 408},
+	}
+	got := [6]uintptr{
+		unsafe.Offsetof(q.tail), unsafe.Offsetof(q.headCache),
+		unsafe.Offsetof(q.head), unsafe.Offsetof(q.tailCache),
+		unsafe.Offsetof(q.buf), unsafe.Offsetof(q.mask),
+	}
+	key := "64"
+	if CacheLineSize == 128 {
+		key = "128"
+	}
+	if got != want[key] {
+		t.Fatalf("SPSC[uint64] offsets %v, the assembly assumes %v (line %d B)", got, want[key], CacheLineSize)
+	}
+}
+
+// TestWordsMatchesSPSC drives Words and SPSC[uint64] with the same
+// operations and compares every result.
+func TestWordsMatchesSPSC(t *testing.T) {
+	w, s := NewWords(8), NewSPSC[uint64](8)
+	src := make([]uint64, 11)
+	dw, ds := make([]uint64, 11), make([]uint64, 11)
+	next := uint64(1)
+	for i := range 5000 {
+		switch i % 7 {
+		case 0, 1:
+			a, b := w.TryPush(next), s.TryPush(next)
+			if a != b {
+				t.Fatalf("op %d TryPush: words %v spsc %v", i, a, b)
+			}
+			next++
+		case 2:
+			a, oka := w.TryPop()
+			b, okb := s.TryPop()
+			if a != b || oka != okb {
+				t.Fatalf("op %d TryPop: words %d,%v spsc %d,%v", i, a, oka, b, okb)
+			}
+		case 3:
+			k := i % len(src)
+			for j := range k {
+				src[j] = next + uint64(j)
+			}
+			a, b := w.PushBatch(src[:k]), s.PushBatch(src[:k])
+			if a != b {
+				t.Fatalf("op %d PushBatch(%d): words %d spsc %d", i, k, a, b)
+			}
+			next += uint64(k)
+		case 4, 5:
+			k := (i * 7) % len(dw)
+			a, b := w.PopBatch(dw[:k]), s.PopBatch(ds[:k])
+			if a != b {
+				t.Fatalf("op %d PopBatch(%d): words %d spsc %d", i, k, a, b)
+			}
+			for j := range a {
+				if dw[j] != ds[j] {
+					t.Fatalf("op %d PopBatch item %d: words %d spsc %d", i, j, dw[j], ds[j])
+				}
+			}
+		case 6:
+			if w.Len() != s.Len() {
+				t.Fatalf("op %d Len: words %d spsc %d", i, w.Len(), s.Len())
+			}
+		}
+	}
+	w.Close()
+	s.Close()
+	if w.TryPush(1) || w.PushBatch(src) != 0 {
+		t.Fatal("Words accepted a push after Close")
+	}
+	for {
+		a, oka := w.TryPop()
+		b, okb := s.TryPop()
+		if a != b || oka != okb {
+			t.Fatalf("drain: words %d,%v spsc %d,%v", a, oka, b, okb)
+		}
+		if !oka {
+			break
+		}
+	}
+	if _, st := wordPop(&w.SPSC); status(st) != stDrained {
+		t.Fatalf("wordPop on a drained closed ring = %v, want drained", st)
+	}
+}
+
+// BenchmarkWords: the assembly paths against SPSC[uint64]'s Go code in the
+// same binary. "uncontended" is one goroutine pushing then popping (the
+// instruction cost of each path); "1P1C" moves items between two
+// goroutines; batch=64 moves them 64 at a time.
+func BenchmarkWords(b *testing.B) {
+	type ops struct {
+		push  func(uint64) bool
+		pop   func() (uint64, bool)
+		pushB func([]uint64) int
+		popB  func([]uint64) int
+	}
+	impls := []struct {
+		name string
+		mk   func() ops
+	}{
+		{"asm", func() ops {
+			q := NewWords(1024)
+			return ops{q.TryPush, q.TryPop, q.PushBatch, q.PopBatch}
+		}},
+		{"go", func() ops {
+			q := NewSPSC[uint64](1024)
+			return ops{q.TryPush, q.TryPop, q.PushBatch, q.PopBatch}
+		}},
+	}
+	for _, shape := range []string{"uncontended", "uncontended-batch=64", "1P1C", "1P1C-batch=64"} {
+		for _, im := range impls {
+			b.Run(shape+"/"+im.name, func(b *testing.B) {
+				o := im.mk()
+				buf := make([]uint64, 64)
+				switch shape {
+				case "uncontended":
+					for i := range b.N {
+						o.push(uint64(i))
+						o.pop()
+					}
+				case "uncontended-batch=64":
+					for range b.N / 64 {
+						o.pushB(buf)
+						o.popB(buf)
+					}
+				case "1P1C", "1P1C-batch=64":
+					batch := 1
+					if shape == "1P1C-batch=64" {
+						batch = 64
+					}
+					done := make(chan struct{})
+					n := b.N
+					go func() {
+						defer close(done)
+						dst := make([]uint64, batch)
+						for got := 0; got < n; {
+							k := 0
+							if batch == 1 {
+								if _, ok := o.pop(); ok {
+									k = 1
+								}
+							} else {
+								k = o.popB(dst)
+							}
+							if k == 0 {
+								runtime.Gosched() // the producer may need this core
+							}
+							got += k
+						}
+					}()
+					for sent := 0; sent < n; {
+						k := 0
+						if batch == 1 {
+							if o.push(uint64(sent)) {
+								k = 1
+							}
+						} else {
+							k = o.pushB(buf[:min(batch, n-sent)])
+						}
+						if k == 0 {
+							runtime.Gosched()
+						}
+						sent += k
+					}
+					<-done
+				}
+			})
+		}
+	}
+}
