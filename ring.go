@@ -16,6 +16,8 @@ type Queue[T any] interface {
 	// TryPush adds v if there is room and the ring is open; it never blocks.
 	TryPush(v T) bool
 	// TryPop removes the oldest item if there is one; it never blocks.
+	// On the multi-producer rings "there is one" means published: see
+	// seqRing.TryPop for the window in which it reports empty early.
 	TryPop() (T, bool)
 	// Push adds v, waiting while the ring is full: it spins for the ring's
 	// budget, then parks. It returns ErrClosed once the ring is closed

@@ -150,6 +150,11 @@ func (r *seqRing[T]) pushBatch(vs []T) int {
 			n++
 		}
 		if n == 0 {
+			// A slot ahead of pos means another producer claimed pos
+			// since the load: the ring is not full, the index is stale.
+			if int64(r.slots[pos&r.mask].seq.Load()-2*pos) > 0 {
+				continue
+			}
 			return 0
 		}
 		if !r.tail.CompareAndSwap(pos, pos+n) {
@@ -175,6 +180,11 @@ func (r *seqRing[T]) popBatch(dst []T) int {
 			n++
 		}
 		if n == 0 {
+			// A slot ahead of pos means another consumer took pos since
+			// the load: the ring is not empty, the index is stale.
+			if int64(r.slots[pos&r.mask].seq.Load()-(2*pos+1)) > 0 {
+				continue
+			}
 			return 0
 		}
 		if !r.singleConsumer && !r.head.CompareAndSwap(pos, pos+n) {
@@ -218,7 +228,10 @@ func (r *seqRing[T]) pushed(n int) {
 
 // The exported methods below are promoted into MPSC, SPMC and MPMC.
 
-// TryPush adds v if there is room and the ring is open.
+// TryPush adds v if there is room and the ring is open. With several
+// consumers, a consumer between taking an item and freeing its slot holds
+// that slot, so TryPush may report full while a pop that began later has
+// already returned.
 func (r *seqRing[T]) TryPush(v T) bool {
 	if r.pushMulti(v) != stOK {
 		return false
@@ -227,7 +240,11 @@ func (r *seqRing[T]) TryPush(v T) bool {
 	return true
 }
 
-// TryPop removes the oldest ready item if there is one.
+// TryPop removes the oldest ready item if there is one. "Ready" matters
+// with several producers: a producer that has claimed a position but not
+// yet written it holds back the items behind it, so TryPop may report
+// empty while a push that began later has already returned. Pop waits for
+// the held-back item instead.
 func (r *seqRing[T]) TryPop() (T, bool) {
 	v, st := r.pop()
 	if st != stOK {
