@@ -1,0 +1,186 @@
+package shm
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"sync/atomic"
+	"time"
+
+	"github.com/knit-go/knit"
+)
+
+// Sleeping and waking across processes.
+//
+// Each direction has a doorbell: a waiting flag and a bell sequence word on
+// one line of the ring (dataWait/dataBell: the consumer sleeps there until
+// data arrives; spaceWait/spaceBell: the producer, until room is made).
+// The protocol, with every access sequentially consistent:
+//
+//	sleeper, waiting for idx != old       waker, after idx.Store(new)
+//
+//	seq := bell.Load()
+//	waiting.Store(1)         // register  if waiting.Load() != 0 &&
+//	if idx.Load() != old {   // re-check     waiting.Swap(0) != 0 {
+//	    return                               bell.Add(1)
+//	}                                        FutexWakeShared(bell, 1)
+//	FutexWaitShared(bell, seq) // sleep   }
+//
+// No lost wakeup: in the single order of the registration, the re-check,
+// the index store and the flag load, either the re-check comes after the
+// index store (and the sleeper does not sleep) or the flag load comes
+// after the registration (and the waker rings). A ring bumps the bell
+// before waking, so a sleeper that has not yet entered the kernel finds
+// bell != seq and FutexWaitShared returns at once. The waker pays nothing
+// while nobody sleeps: one load of a line that stays shared in its cache.
+// Close and a cancelled context ring the bell too, so they cannot be
+// slept through either.
+//
+// A sleep lasts at most parkSlice. When a slice runs out without a wake,
+// the peer's liveness is checked, so a dead peer is noticed within about
+// one slice; a peer that is alive but silent keeps the caller waiting
+// until its ctx ends, as a socket would.
+
+// parkSlice bounds one futex sleep: the latency of noticing a dead peer,
+// and the idle cost of a blocked call (20 timer wakes a second, each a few
+// µs of CPU: under 0.01% of a core).
+const parkSlice = 50 * time.Millisecond
+
+// Polling when this build has no process-shared futex (the
+// knit_futex_fallback tag): sleep from pollMin doubling to pollMax.
+const (
+	pollMin = 50 * time.Microsecond
+	pollMax = time.Millisecond
+)
+
+// Slow-path counters, read by the tests: bells rung (each a wake
+// syscall), sleeps that ran out their slice unrung, and those of them
+// after which the index had moved: the signature of a lost wakeup.
+var statRings, statTimeouts, statLate atomic.Uint64
+
+// parkDelay, when a test sets it, runs where a wrong protocol would lose
+// a wakeup (after each re-check's loads, and just before the sleep), to
+// widen those windows from nanoseconds to the peer's turn.
+var parkDelay func()
+
+// notify rings bell if the peer registered as sleeping on it.
+func (r *Ring) notify(waiting, bell *atomic.Uint32) {
+	if waiting.Load() != 0 && waiting.Swap(0) != 0 {
+		r.ring1(bell)
+	}
+}
+
+func (r *Ring) ring1(bell *atomic.Uint32) {
+	statRings.Add(1)
+	bell.Add(1)
+	knit.FutexWakeShared(bell, 1)
+}
+
+// park waits until *idx != old (the peer moved its index), either end is
+// closed, ctx ends, or the peer dies. It returns nil for the first two:
+// the caller re-runs its operation, which reports the close.
+func (r *Ring) park(ctx context.Context, idx *atomic.Uint32, old uint32, waiting, bell *atomic.Uint32) error {
+	moved := func() bool {
+		m := idx.Load() != old || r.closedW.Load() != 0 || r.closed.Load()
+		if parkDelay != nil {
+			parkDelay()
+		}
+		return m
+	}
+	cancellable := ctx.Done() != nil
+	if cancellable {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+	}
+	if r.spin > 0 && knit.SpinUntil(idx, old, r.spin) {
+		return nil
+	}
+	if cancellable {
+		stop := context.AfterFunc(ctx, func() { r.ring1(bell) })
+		defer stop()
+	}
+	defer waiting.Store(0)
+	poll := pollMin
+	var slept time.Duration // polling mode: time since the last liveness check
+	for {
+		seq := bell.Load()
+		waiting.Store(1)
+		if moved() {
+			return nil
+		}
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		if parkDelay != nil {
+			parkDelay()
+		}
+		err := knit.FutexWaitShared(bell, seq, parkSlice)
+		switch {
+		case err == nil:
+			// Rung, the bell moved, or a spurious return: re-check.
+			continue
+		case errors.Is(err, knit.ErrTimeout):
+			statTimeouts.Add(1)
+		case errors.Is(err, errors.ErrUnsupported):
+			time.Sleep(poll)
+			slept += poll
+			poll = min(2*poll, pollMax)
+			if slept < parkSlice {
+				continue
+			}
+			slept = 0
+		default:
+			return fmt.Errorf("shm: waiting on the ring: %w", err)
+		}
+		if moved() {
+			statLate.Add(1)
+			return nil
+		}
+		if pid, dead := r.peerDead(); dead {
+			return fmt.Errorf("%w: pid %d", ErrPeerDead, pid)
+		}
+	}
+}
+
+// peerDead reports whether the peer's process has exited. The pid comes
+// from setPeer or, failing that, from the header once the peer has
+// attached; before that the peer cannot be watched and counts as alive.
+func (r *Ring) peerDead() (int, bool) {
+	r.watchMu.Lock()
+	defer r.watchMu.Unlock()
+	if r.closed.Load() {
+		return 0, false
+	}
+	if r.watch == nil && !r.watchGone {
+		pid := r.watchPid
+		if pid == 0 {
+			pid = int(int32(r.peerPid.Load()))
+		}
+		if pid <= 0 || pid == os.Getpid() {
+			return pid, false
+		}
+		w, err := watchProcess(pid)
+		switch {
+		case errors.Is(err, errProcessGone):
+			r.watchGone = true
+			r.watchPid = pid
+		case err != nil:
+			return pid, false
+		default:
+			r.watch = w
+		}
+	}
+	if r.watchGone {
+		return r.watchPid, true
+	}
+	if r.watch.exited() {
+		r.watchGone = true
+		r.watchPid = r.watch.pid
+		r.watch.close()
+		r.watch = nil
+		return r.watchPid, true
+	}
+	return r.watch.pid, false
+}

@@ -1,0 +1,202 @@
+package shm
+
+import (
+	"bytes"
+	"encoding/binary"
+	"fmt"
+	"os"
+	"os/exec"
+	"runtime"
+	"strings"
+	"testing"
+	"time"
+)
+
+// Helpers shared by the tests: re-executing the test binary as a peer,
+// watchdogs, and the deterministic message stream both ends regenerate.
+
+// childEnv selects a child mode in RunTestChild (export_test.go).
+const childEnv = "KNIT_SHM_TEST_CHILD"
+
+// selfCommand re-executes the test binary with env added. Under an
+// emulator the kernel does not know (binfmt_misc not registered),
+// KNIT_TEST_EXEC names the wrapper (for example "qemu-aarch64-static") so
+// children run the same way as the parent.
+func selfCommand(env ...string) *exec.Cmd {
+	var cmd *exec.Cmd
+	if w := strings.Fields(os.Getenv("KNIT_TEST_EXEC")); len(w) > 0 {
+		cmd = exec.Command(w[0], append(w[1:], os.Args[0])...)
+	} else {
+		cmd = exec.Command(os.Args[0])
+	}
+	cmd.Env = append(os.Environ(), env...)
+	cmd.Stderr = os.Stderr
+	return cmd
+}
+
+// child is a running child test process.
+type child struct {
+	cmd    *exec.Cmd
+	out    bytes.Buffer
+	done   chan struct{}
+	err    error
+	killed bool
+}
+
+// startChild runs the test binary in mode with the region as fd 3.
+func startChild(t testing.TB, mode string, region *Region, env ...string) *child {
+	t.Helper()
+	var files []*os.File
+	if region != nil {
+		files = []*os.File{region.File()}
+	}
+	return startChildFiles(t, mode, files, env...)
+}
+
+// startChildFiles runs the test binary in mode with files as fds 3, 4, ...
+func startChildFiles(t testing.TB, mode string, files []*os.File, env ...string) *child {
+	t.Helper()
+	c := &child{done: make(chan struct{})}
+	c.cmd = selfCommand(append([]string{childEnv + "=" + mode}, env...)...)
+	c.cmd.Stdout = &c.out
+	c.cmd.ExtraFiles = files
+	if err := c.cmd.Start(); err != nil {
+		t.Fatalf("starting child %s: %v", mode, err)
+	}
+	go func() {
+		c.err = c.cmd.Wait()
+		close(c.done)
+	}()
+	t.Cleanup(func() {
+		select {
+		case <-c.done:
+		default:
+			c.cmd.Process.Kill()
+			<-c.done
+		}
+	})
+	return c
+}
+
+// wait waits up to d for the child to exit and returns its error and
+// stdout.
+func (c *child) wait(t testing.TB, d time.Duration) (string, error) {
+	t.Helper()
+	select {
+	case <-c.done:
+		return c.out.String(), c.err
+	case <-time.After(d):
+		c.cmd.Process.Kill()
+		<-c.done
+		t.Fatalf("child did not exit within %v; stdout: %s", d, c.out.String())
+		return "", nil
+	}
+}
+
+func (c *child) kill(t testing.TB) {
+	t.Helper()
+	if err := c.cmd.Process.Kill(); err != nil {
+		t.Fatalf("kill: %v", err)
+	}
+}
+
+// watchdog fails the whole test binary, with every goroutine's stack,
+// if the test is still running after d: a hang becomes a failure.
+func watchdog(t testing.TB, d time.Duration) {
+	name := t.Name()
+	timer := time.AfterFunc(d, func() {
+		buf := make([]byte, 1<<20)
+		buf = buf[:runtime.Stack(buf, true)]
+		fmt.Fprintf(os.Stderr, "watchdog: %s still running after %v\n%s\n", name, d, buf)
+		panic("watchdog: " + name + " hung")
+	})
+	t.Cleanup(func() { timer.Stop() })
+}
+
+// scale picks a message count: full, or short under -short and the race
+// detector.
+func scale(full, short int) int {
+	if testing.Short() || raceEnabled {
+		return short
+	}
+	return full
+}
+
+// The message stream: message i of a stream with seed has length
+// msgLen(seed, i, max) and contents fillMsg(seed, i); messages of 8 bytes
+// or more start with i. Both ends regenerate it, so every byte is checked.
+
+func mix64(x uint64) uint64 {
+	x ^= x >> 30
+	x *= 0xbf58476d1ce4e5b9
+	x ^= x >> 27
+	x *= 0x94d049bb133111eb
+	x ^= x >> 31
+	return x
+}
+
+func msgLen(seed, i uint64, max int) int {
+	r := mix64(seed ^ (i+1)*0x9e3779b97f4a7c15)
+	switch r & 15 {
+	case 0:
+		return 0
+	case 1:
+		return max
+	case 2, 3:
+		return int(r>>8) % (max + 1)
+	}
+	return int(r>>8) % min(max+1, 128)
+}
+
+func fillMsg(p []byte, seed, i uint64) {
+	x := mix64(seed + i)
+	j := 0
+	if len(p) >= 8 {
+		binary.LittleEndian.PutUint64(p, i)
+		j = 8
+	}
+	for ; j < len(p); j += 8 {
+		x = mix64(x + 1)
+		var w [8]byte
+		binary.LittleEndian.PutUint64(w[:], x)
+		copy(p[j:], w[:])
+	}
+}
+
+// checkMsg reports how message i differs from the stream, or "".
+func checkMsg(got, scratch []byte, seed, i uint64, max int) string {
+	n := msgLen(seed, i, max)
+	if len(got) != n {
+		return fmt.Sprintf("message %d: %d bytes, want %d", i, len(got), n)
+	}
+	fillMsg(scratch[:n], seed, i)
+	if !bytes.Equal(got, scratch[:n]) {
+		return fmt.Sprintf("message %d (%d bytes): contents differ", i, n)
+	}
+	return ""
+}
+
+func newRegion(t testing.TB, size int) *Region {
+	t.Helper()
+	r, err := Create(t.Name(), size)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { r.Close() })
+	return r
+}
+
+// pair makes a ring with both ends in this process.
+func pair(t testing.TB, capacity int) (p, c *Ring) {
+	t.Helper()
+	region := newRegion(t, RingSize(capacity))
+	p, err := CreateRing(region, 0, capacity, Producer)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err = AttachRing(region, 0, Consumer)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p, c
+}

@@ -1,0 +1,464 @@
+package shm
+
+import (
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// Process workers: a parent starts N copies of a program as children and
+// calls a handler in them over shared-memory rings, one request ring and
+// one response ring per child, in a region of its own passed as fd 3 (or
+// the next free ExtraFiles slot). The child finds the region through an
+// environment variable and serves requests one at a time:
+//
+//	func main() {
+//		shm.ServeIfChild(func(req []byte) []byte { return work(req) })
+//		... // the parent's program
+//	}
+//
+// Each message starts with an 8-byte call id: a child answers with the
+// id of the request, so the parent can drop a late answer to a call whose
+// context ended. A child that dies fails its in-flight call with
+// ErrWorkerDied and is restarted by the next call that picks it.
+
+// workerEnv carries "fd:respOffset:spinNs" to a child.
+const workerEnv = "KNIT_SHM_WORKER"
+
+// callHeader is the call id in front of every request and response; the
+// top bit of a response's id marks an error text in place of a result.
+const (
+	callHeader = 8
+	errBit     = 1 << 63
+)
+
+// ErrWorkerDied: the child process serving a call exited before it
+// answered. The child is restarted at its next use.
+var ErrWorkerDied = errors.New("shm: worker process died")
+
+// WorkerConfig configures StartWorkers. The zero value is one worker with
+// 1 MiB rings, re-executing this program.
+type WorkerConfig struct {
+	// Workers is the number of child processes; 0 means 1.
+	Workers int
+	// Capacity is each ring's data size in bytes, a power of two; 0
+	// means 1 MiB. Requests and responses may be up to Capacity-16 bytes.
+	Capacity int
+	// Spin is how long parent and children spin before sleeping. 0 is
+	// Knitting's policy: a ring's default (DefaultSpin, or none on
+	// machines with fewer than 4 CPUs) with one worker, the call's
+	// critical path; none with two or more, since a peer is awake.
+	// Negative means none.
+	Spin time.Duration
+	// Command builds the command that starts one child, a program that
+	// calls ServeIfChild first thing. nil re-executes this program
+	// (os.Executable) with os.Args[1:]. StartWorkers appends the region
+	// to ExtraFiles and the worker variable to Env (os.Environ() when
+	// nil), and sets Stderr to os.Stderr when nil.
+	Command func() *exec.Cmd
+}
+
+// Workers is a set of child processes serving calls. Call may be used by
+// any number of goroutines; each child serves one call at a time.
+type Workers struct {
+	cfg      WorkerConfig
+	spin     time.Duration
+	maxReq   int
+	idle     chan *worker // holds every worker not in a call; capacity Workers
+	done     chan struct{}
+	restarts atomic.Int64
+
+	mu  sync.Mutex // guards all and serialises (re)starts against Close
+	all []*worker  // the current worker of each slot
+
+	closeOnce sync.Once
+	closeErr  error
+}
+
+type worker struct {
+	slot      int
+	region    *Region
+	req, resp *Ring // parent ends: producer of req, consumer of resp
+	cmd       *exec.Cmd
+	pid       int
+	exited    chan struct{} // closed once the child is reaped; waitErr is then set
+	waitErr   error
+	nextID    uint64 // last call id sent
+	broken    bool   // died or broke protocol: restart before use
+}
+
+// StartWorkers starts cfg.Workers children and returns once all are
+// started (not necessarily attached: calls queue in the rings meanwhile).
+func StartWorkers(cfg WorkerConfig) (*Workers, error) {
+	if cfg.Workers <= 0 {
+		cfg.Workers = 1
+	}
+	if cfg.Capacity == 0 {
+		cfg.Capacity = 1 << 20
+	}
+	if cfg.Capacity < 2*MinCapacity || cfg.Capacity > MaxCapacity || cfg.Capacity&(cfg.Capacity-1) != 0 {
+		return nil, fmt.Errorf("shm: StartWorkers: capacity %d is not a power of two in [%d, %d]", cfg.Capacity, 2*MinCapacity, MaxCapacity)
+	}
+	ws := &Workers{
+		cfg:    cfg,
+		spin:   cfg.Spin,
+		maxReq: cfg.Capacity - recordHeader - callHeader,
+		idle:   make(chan *worker, cfg.Workers),
+		done:   make(chan struct{}),
+		all:    make([]*worker, cfg.Workers),
+	}
+	switch {
+	case cfg.Spin == 0 && cfg.Workers == 1:
+		ws.spin = defaultSpin
+	case cfg.Spin <= 0:
+		ws.spin = 0
+	}
+	for i := range cfg.Workers {
+		w, err := ws.spawn(i)
+		if err != nil {
+			ws.Close()
+			return nil, err
+		}
+		ws.all[i] = w
+		ws.idle <- w
+	}
+	return ws, nil
+}
+
+func (ws *Workers) command() (*exec.Cmd, error) {
+	if ws.cfg.Command != nil {
+		return ws.cfg.Command(), nil
+	}
+	exe, err := os.Executable()
+	if err != nil {
+		return nil, err
+	}
+	return exec.Command(exe, os.Args[1:]...), nil
+}
+
+// spawn starts one child with a fresh region. Called with ws.mu held or
+// before ws is shared.
+func (ws *Workers) spawn(slot int) (*worker, error) {
+	c := ws.cfg.Capacity
+	region, err := Create("worker-"+strconv.Itoa(slot), 2*RingSize(c))
+	if err != nil {
+		return nil, err
+	}
+	w := &worker{slot: slot, region: region, exited: make(chan struct{})}
+	if w.req, err = CreateRing(region, 0, c, Producer); err == nil {
+		w.resp, err = CreateRing(region, RingSize(c), c, Consumer)
+	}
+	if err == nil {
+		w.cmd, err = ws.command()
+	}
+	if err != nil {
+		region.Close()
+		return nil, err
+	}
+	w.req.SetSpin(ws.spin)
+	w.resp.SetSpin(ws.spin)
+	cmd := w.cmd
+	fd := 3 + len(cmd.ExtraFiles)
+	cmd.ExtraFiles = append(cmd.ExtraFiles, region.File())
+	if cmd.Env == nil {
+		cmd.Env = os.Environ()
+	}
+	cmd.Env = append(cmd.Env, fmt.Sprintf("%s=%d:%d:%d", workerEnv, fd, RingSize(c), int64(ws.spin)))
+	if cmd.Stderr == nil {
+		cmd.Stderr = os.Stderr
+	}
+	if err := cmd.Start(); err != nil {
+		region.Close()
+		return nil, fmt.Errorf("shm: starting worker: %w", err)
+	}
+	w.pid = cmd.Process.Pid
+	// Watch the pid we started, so a child that dies before it attaches
+	// (and writes its pid in the header) is noticed too.
+	w.req.setPeer(w.pid)
+	w.resp.setPeer(w.pid)
+	go func() {
+		w.waitErr = cmd.Wait()
+		close(w.exited)
+	}()
+	return w, nil
+}
+
+func (w *worker) hasExited() bool {
+	select {
+	case <-w.exited:
+		return true
+	default:
+		return false
+	}
+}
+
+// retire stops w's child (SIGKILL if it has not exited within grace),
+// reaps it and unmaps its region.
+func (w *worker) retire(grace time.Duration) {
+	w.req.Close()
+	w.resp.Close()
+	t := time.NewTimer(grace)
+	select {
+	case <-w.exited:
+	case <-t.C:
+		w.cmd.Process.Kill()
+		<-w.exited
+	}
+	t.Stop()
+	w.region.Close()
+}
+
+// respawn replaces the worker in w's slot with a new child.
+func (ws *Workers) respawn(w *worker) (*worker, error) {
+	w.retire(0)
+	ws.mu.Lock()
+	defer ws.mu.Unlock()
+	select {
+	case <-ws.done:
+		return w, ErrClosed
+	default:
+	}
+	nw, err := ws.spawn(w.slot)
+	if err != nil {
+		return w, err
+	}
+	ws.all[w.slot] = nw
+	ws.restarts.Add(1)
+	return nw, nil
+}
+
+// Call sends req to an idle child, waits for the handler's response and
+// returns a copy of it. It fails with ctx.Err() if ctx ends first (the
+// child's late answer is dropped), ErrWorkerDied if the child dies
+// (ErrCorrupt if it breaks the protocol; either way it is restarted at
+// its next use), ErrTooLarge for a request over Capacity-16 bytes or a
+// response too large for the ring, and ErrClosed after Close.
+func (ws *Workers) Call(ctx context.Context, req []byte) ([]byte, error) {
+	if len(req) > ws.maxReq {
+		return nil, fmt.Errorf("%w: %d-byte request, at most %d", ErrTooLarge, len(req), ws.maxReq)
+	}
+	var w *worker
+	select {
+	case w = <-ws.idle:
+	case <-ws.done:
+		return nil, ErrClosed
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+	defer func() { ws.idle <- w }()
+	select {
+	case <-ws.done:
+		return nil, ErrClosed
+	default:
+	}
+	if w.broken || w.hasExited() {
+		var err error
+		if w, err = ws.respawn(w); err != nil {
+			return nil, fmt.Errorf("shm: restarting worker: %w", err)
+		}
+	}
+	out, err := w.call(ctx, req)
+	if err == nil || errors.Is(err, ctx.Err()) || errors.Is(err, ErrTooLarge) {
+		return out, err
+	}
+	select {
+	case <-ws.done:
+		return nil, ErrClosed
+	default:
+	}
+	w.broken = true
+	if errors.Is(err, ErrCorrupt) {
+		return nil, fmt.Errorf("shm: worker pid %d: %w", w.pid, err)
+	}
+	// ErrPeerDead, or ErrClosed from a child on its way out: give the
+	// reaper a moment for the exit status.
+	t := time.NewTimer(time.Second)
+	defer t.Stop()
+	select {
+	case <-w.exited:
+		return nil, fmt.Errorf("%w: pid %d: %v", ErrWorkerDied, w.pid, w.waitErr)
+	case <-t.C:
+		return nil, fmt.Errorf("%w: pid %d: %v", ErrWorkerDied, w.pid, err)
+	}
+}
+
+func (w *worker) call(ctx context.Context, req []byte) ([]byte, error) {
+	w.nextID++
+	id := w.nextID
+	buf, err := w.req.Reserve(ctx, callHeader+len(req))
+	if err != nil {
+		return nil, err
+	}
+	binary.LittleEndian.PutUint64(buf, id)
+	copy(buf[callHeader:], req)
+	if err := w.req.Commit(len(buf)); err != nil {
+		return nil, err
+	}
+	for {
+		msg, err := w.resp.Peek(ctx)
+		if err != nil {
+			return nil, err
+		}
+		if len(msg) < callHeader {
+			return nil, fmt.Errorf("%w: %d-byte response", ErrCorrupt, len(msg))
+		}
+		h := binary.LittleEndian.Uint64(msg)
+		got := h &^ errBit
+		if got < id {
+			// The answer to an earlier call whose context ended.
+			if err := w.resp.Release(); err != nil {
+				return nil, err
+			}
+			if err := ctx.Err(); err != nil {
+				return nil, err
+			}
+			continue
+		}
+		if got != id {
+			return nil, fmt.Errorf("%w: response to call %d, expected %d", ErrCorrupt, got, id)
+		}
+		out := make([]byte, len(msg)-callHeader)
+		copy(out, msg[callHeader:])
+		if err := w.resp.Release(); err != nil {
+			return nil, err
+		}
+		if h&errBit != 0 {
+			return nil, fmt.Errorf("%w: worker pid %d: %s", ErrTooLarge, w.pid, out)
+		}
+		return out, nil
+	}
+}
+
+// Pids returns the process ids of the current children, by slot.
+func (ws *Workers) Pids() []int {
+	ws.mu.Lock()
+	defer ws.mu.Unlock()
+	pids := make([]int, len(ws.all))
+	for i, w := range ws.all {
+		if w != nil {
+			pids[i] = w.pid
+		}
+	}
+	return pids
+}
+
+// Restarts is how many children have been replaced after dying.
+func (ws *Workers) Restarts() int { return int(ws.restarts.Load()) }
+
+// Close stops intake (Call returns ErrClosed), fails calls in flight with
+// ErrClosed, closes the rings so each child's serve loop ends, waits up
+// to 5 s for the children to exit (then kills them), and unmaps the
+// regions. It is idempotent.
+func (ws *Workers) Close() error {
+	ws.closeOnce.Do(func() {
+		close(ws.done)
+		ws.mu.Lock()
+		n := 0
+		for _, w := range ws.all {
+			if w != nil {
+				w.req.Close()
+				w.resp.Close()
+				n++
+			}
+		}
+		ws.mu.Unlock()
+		var wg sync.WaitGroup
+		for range n {
+			w := <-ws.idle
+			wg.Go(func() { w.retire(5 * time.Second) })
+		}
+		wg.Wait()
+	})
+	return ws.closeErr
+}
+
+// ServeIfChild returns at once unless this process was started by
+// StartWorkers; in a worker it serves calls with handler until the parent
+// closes the Workers (exit status 0) or dies (exit status 1), and never
+// returns. Call it first thing in main (or TestMain). handler gets the
+// request in a buffer reused for the next call, and its result is copied
+// out before the next call, so neither may be kept. A panic in handler
+// kills the worker, as it would any Go program; the parent's call fails
+// with ErrWorkerDied.
+func ServeIfChild(handler func(req []byte) []byte) {
+	spec, ok := os.LookupEnv(workerEnv)
+	if !ok {
+		return
+	}
+	os.Unsetenv(workerEnv) // not for the handler's own children
+	if err := serveChild(spec, handler); err != nil {
+		fmt.Fprintf(os.Stderr, "shm worker %d: %v\n", os.Getpid(), err)
+		os.Exit(1)
+	}
+	os.Exit(0)
+}
+
+func serveChild(spec string, handler func([]byte) []byte) error {
+	f := strings.Split(spec, ":")
+	if len(f) != 3 {
+		return fmt.Errorf("bad %s=%q", workerEnv, spec)
+	}
+	fd, err1 := strconv.ParseUint(f[0], 10, 31)
+	off, err2 := strconv.ParseUint(f[1], 10, 31)
+	spin, err3 := strconv.ParseInt(f[2], 10, 64)
+	if err := errors.Join(err1, err2, err3); err != nil {
+		return fmt.Errorf("bad %s=%q: %w", workerEnv, spec, err)
+	}
+	region, err := OpenFD(uintptr(fd))
+	if err != nil {
+		return err
+	}
+	defer region.Close()
+	req, err := AttachRing(region, 0, Consumer)
+	if err != nil {
+		return err
+	}
+	defer req.Close()
+	resp, err := AttachRing(region, int(off), Producer)
+	if err != nil {
+		return err
+	}
+	defer resp.Close()
+	req.SetSpin(time.Duration(spin))
+	resp.SetSpin(time.Duration(spin))
+	buf := make([]byte, req.MaxMessage())
+	ctx := context.Background()
+	for {
+		n, err := req.Recv(ctx, buf)
+		if errors.Is(err, ErrClosed) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		if n < callHeader {
+			return fmt.Errorf("%w: %d-byte request", ErrCorrupt, n)
+		}
+		id := binary.LittleEndian.Uint64(buf)
+		out := handler(buf[callHeader:n:n])
+		if len(out) > resp.MaxMessage()-callHeader {
+			id |= errBit
+			out = fmt.Appendf(nil, "%d-byte response, at most %d", len(out), resp.MaxMessage()-callHeader)
+		}
+		dst, err := resp.Reserve(ctx, callHeader+len(out))
+		if errors.Is(err, ErrClosed) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		binary.LittleEndian.PutUint64(dst, id)
+		copy(dst[callHeader:], out)
+		if err := resp.Commit(len(dst)); err != nil {
+			return err
+		}
+	}
+}
