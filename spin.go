@@ -3,6 +3,7 @@ package knit
 import (
 	"math"
 	"runtime"
+	"slices"
 	"sync/atomic"
 	"time"
 	"unsafe"
@@ -52,19 +53,44 @@ func clockInit() {
 // counter; set only when calibration failed.
 var useMonotonic atomic.Bool
 
+// measureCounterHz times the counter against the monotonic clock over
+// three windows and keeps the median. Each end of a window is a bracketed
+// pair of readings (see counterSample), so a preemption between the two
+// clocks' reads, which on a loaded VM once made a 20 ms budget last 3 ms,
+// cannot skew the ratio; a preemption inside a window is harmless since
+// both clocks keep running.
 func measureCounterHz() int64 {
-	t0 := time.Now()
-	c0 := archCycles()
-	var el time.Duration
-	for el < calibrationWindow {
-		archPause(SpinLoop, 16)
-		el = time.Since(t0)
+	var hz [3]float64
+	for i := range hz {
+		c0, t0 := counterSample()
+		for time.Since(t0) < calibrationWindow/3 {
+			archPause(SpinLoop, 16)
+		}
+		c1, t1 := counterSample()
+		if c1 <= c0 || !t1.After(t0) {
+			return 0
+		}
+		hz[i] = float64(c1-c0) / t1.Sub(t0).Seconds()
 	}
-	c1 := archCycles()
-	if c1 <= c0 {
-		return 0
+	slices.Sort(hz[:])
+	return int64(hz[1])
+}
+
+// counterSample reads the monotonic clock between two counter reads and
+// keeps the tightest of five brackets, with the counter at its midpoint.
+func counterSample() (uint64, time.Time) {
+	var c uint64
+	var t time.Time
+	best := uint64(math.MaxUint64)
+	for range 5 {
+		a := archCycles()
+		now := time.Now()
+		b := archCycles()
+		if b >= a && b-a < best {
+			best, c, t = b-a, a+(b-a)/2, now
+		}
 	}
-	return int64(float64(c1-c0) / el.Seconds())
+	return c, t
 }
 
 // now reads the counter the deadlines are expressed in.
@@ -90,21 +116,26 @@ func toTicks(d time.Duration) uint64 {
 	return uint64(t)
 }
 
-// calibrateHint measures one Pause hint of kind k in ns.
+// calibrateHint measures one Pause hint of kind k in ns: the fastest of
+// three windows, since a preemption can only make a window slower.
 func calibrateHint(k SpinKind) float64 {
 	if k == SpinNone {
 		return 0
 	}
 	const batch = 64
-	n := 0
-	t0 := time.Now()
-	var el time.Duration
-	for el < calibrationWindow {
-		archPause(k, batch)
-		n += batch
-		el = time.Since(t0)
+	best := math.Inf(1)
+	for range 3 {
+		n := 0
+		t0 := time.Now()
+		var el time.Duration
+		for el < calibrationWindow/3 {
+			archPause(k, batch)
+			n += batch
+			el = time.Since(t0)
+		}
+		best = min(best, float64(el.Nanoseconds())/float64(n))
 	}
-	return float64(el.Nanoseconds()) / float64(n)
+	return best
 }
 
 // Pause executes the spin hint in force n times (PAUSE, ISB, YIELD, or a
