@@ -1,9 +1,12 @@
 package knit
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"math"
+	"os"
+	"runtime"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -131,8 +134,9 @@ type Ticket uint32
 type Backend uint8
 
 const (
-	// BackendAuto picks per situation; see Backend.resolve for the rule
-	// and the measurements behind it.
+	// BackendAuto is BackendRuntime: Wait cannot see whether its
+	// goroutine is locked to its thread, the one situation where the
+	// futex wins. See Backend.resolve for the measurements.
 	BackendAuto Backend = iota
 	// BackendFutex sleeps in the kernel on the Event's word (FutexWait):
 	// one syscall to sleep, one to wake, no scheduler in between. The OS
@@ -158,11 +162,35 @@ func (b Backend) String() string {
 	return fmt.Sprintf("Backend(%d)", uint8(b))
 }
 
-// resolve turns BackendAuto into a concrete backend.
+// resolve turns BackendAuto (and any unknown value) into a concrete
+// backend: BackendRuntime, in every situation Wait can observe.
 //
-// The rule: the runtime, always. Measured with park_bench_test.go on the
-// 2-vCPU VM (see BenchmarkParkPingPong for the table):
-// FILLED IN FROM THE MEASUREMENTS.
+// Why: the backend that wins depends on one thing, whether the waiting
+// goroutine is locked to its thread. BenchmarkParkPingPong, parked round
+// trips with no spin, medians of 5 interleaved runs, two runs, on the
+// 2-vCPU VM (shared with other builds, load average 6-7; ratios within a
+// run are the result, the absolute times drift):
+//
+//	                      plain goroutines         locked threads
+//	BackendRuntime        0.94-1.0 µs, 0.7-1.0 CPU  57 µs, 42-62 CPU
+//	BackendFutex          7.9-8.5 µs, 7.0-9.0 CPU   11-17 µs, 9-18 CPU
+//	raw futex (the limit)                           11-14 µs, 10-12 CPU
+//	unbuffered channel    0.41-0.63 µs, 0.35-0.52   51-83 µs, 50-92 CPU
+//	sync.Cond             0.57-0.58 µs, 0.39-0.48   64-106 µs, 64-110 CPU
+//
+// (CPU is process CPU-µs per round trip.) A plain goroutine parked in
+// the runtime is readied onto the notifier's own P and runs there when
+// the notifier blocks: no thread wakes, 8x faster than a futex. A locked
+// goroutine parked in the runtime blocks its thread and needs its P
+// handed over by the scheduler, a second thread wake and a P hand-off
+// per turn: 3-5x slower than sleeping in the futex directly, which is
+// level with the bare futex ping-pong (0.98-1.22x in three runs; this
+// box's run-to-run noise is wider than that spread). Go offers no way to ask whether the calling goroutine is
+// locked, so Auto cannot tell the two apart, and it takes the side whose
+// mistake is cheaper and safer: a futex sleeper that is not locked also
+// holds its P until sysmon retakes it, which with GOMAXPROCS=1 stalls the
+// whole program for a sysmon tick per wait. Locked, pinned callers (the
+// pool's workers) ask for BackendFutex.
 func (b Backend) resolve() Backend {
 	if b == BackendFutex {
 		return BackendFutex
@@ -173,6 +201,20 @@ func (b Backend) resolve() Backend {
 // Park says how a waiter waits: spin for Spin, watching the Event's word
 // with SpinUntil (the CPU's spin instruction), then sleep on Backend. The
 // zero value parks at once on BackendAuto.
+//
+// A spin pays only when the partner that will ring runs on another core
+// at the same time. BenchmarkParkSpin on the 2-vCPU VM (two runs of 5)
+// found no budget of 5, 20 or 50 µs that beat parking at once back to
+// back: a 5 µs spin took the round trip from 0.8-0.9 µs to 4-13 µs on
+// plain goroutines and from 9 µs to 12-18 µs on locked threads, and
+// every budget cost more CPU per request (up to 98 CPU-µs against 0.9).
+// At a low rate (a request every ~200 µs) the spin could not help, since
+// the next request comes after the budget, and only added its CPU. A
+// plain goroutine that spins keeps its P, and the partner its Notify
+// readied onto that P cannot run until the spin ends (seed 003's lesson:
+// the spinner displaces the work that would deliver). Hence Spin is zero
+// by default, and worth setting only for pinned threads on machines with
+// idle cores; measure there.
 type Park struct {
 	Spin    time.Duration
 	Backend Backend
@@ -219,24 +261,76 @@ func (e *Event) Wait(ctx context.Context, t Ticket, p Park) error {
 		e.waiters.Add(-1)
 		return nil
 	}
-	var err error
+	eventRaceHook()
 	if p.Backend.resolve() == BackendFutex {
-		err = e.sleepFutex(ctx, done, tk)
-	} else {
-		err = e.sleepRuntime(ctx, done, tk)
+		err := e.sleepFutex(ctx, done, tk)
+		e.waiters.Add(-1)
+		return err
 	}
-	e.waiters.Add(-1)
+	err, handedOff := e.sleepRuntime(ctx, done, tk)
+	if !handedOff {
+		e.waiters.Add(-1)
+	}
 	return err
 }
 
 // Notify wakes up to n waiters registered before it; n <= 0 does nothing.
-// With no registered waiter it is one atomic load.
+// With no registered waiter it is inlined into the caller as one atomic
+// load and the load of a read-only flag (see emulatedStoreLoad): no
+// store, no lock, no syscall.
 func (e *Event) Notify(n int) {
-	if e.waiters.Load() == 0 || n <= 0 {
+	if e.waiters.Load() != 0 || emulatedStoreLoad {
+		e.notify(n)
+	}
+}
+
+// emulatedStoreLoad is set when this arm64 (or other non-x86) process runs
+// under user-mode emulation on an x86 host, such as qemu-user in CI.
+// There the guest's STLR followed by LDAR, which ARMv8 orders (that is
+// what makes Go's atomics sequentially consistent on arm64), becomes a
+// host store and load with nothing between them, and x86 lets the load
+// pass the store: a store-buffering litmus test of sync/atomic failed 7
+// times in 200,000 under qemu-aarch64 7.2 on the 2-vCPU VM, never
+// natively. The Dekker pairing in Notify (the caller's publishing store,
+// then the load of waiters) is exactly that pattern, and lost wakeups
+// followed. An atomic read-modify-write is a full barrier on the host
+// (a locked instruction), so under emulation Notify issues one and loads
+// waiters again. On real hardware the flag is false and costs Notify a
+// second load, of a read-only word, and a predictable branch.
+var emulatedStoreLoad = detectEmulatedStoreLoad()
+
+// storeLoadFence is the word Notify's emulation-only barrier updates.
+var storeLoadFence atomic.Uint32
+
+// detectEmulatedStoreLoad reports a non-x86 Linux process whose
+// /proc/cpuinfo describes an x86 CPU: qemu-user passes the host's file
+// through, and no native arm64, riscv64 or other kernel prints x86's
+// vendor_id field.
+func detectEmulatedStoreLoad() bool {
+	if runtime.GOOS != "linux" || runtime.GOARCH == "amd64" || runtime.GOARCH == "386" {
+		return false
+	}
+	b, err := os.ReadFile("/proc/cpuinfo")
+	if err != nil {
+		return false
+	}
+	return bytes.HasPrefix(b, []byte("vendor_id")) || bytes.Contains(b, []byte("\nvendor_id"))
+}
+
+// notify is Notify with a waiter registered (or under emulation).
+func (e *Event) notify(n int) {
+	if emulatedStoreLoad {
+		storeLoadFence.Add(0)
+		if e.waiters.Load() == 0 {
+			return
+		}
+	}
+	if n <= 0 {
 		return
 	}
 	n = min(n, math.MaxInt32)
 	e.seq.Add(1) // wakes every spinner, and turns every ticket stale
+	eventRaceHook()
 	if e.fsleep.Load() != 0 {
 		e.wakes.Add(1)
 		n -= FutexWake(&e.seq, n)
@@ -258,20 +352,12 @@ func (e *Event) Waiters() int { return int(e.waiters.Load()) }
 // and the kernel's value check and be slept through, while a changed word
 // cannot.
 func (e *Event) sleepFutex(ctx context.Context, done <-chan struct{}, t uint32) error {
-	var stop func() bool
-	var left atomic.Bool // set once this waiter is out of the loop below
+	var c *futexCancel
 	if done != nil {
-		stop = context.AfterFunc(ctx, func() {
-			// Kick even if the word has moved since t: a Notify(1) may
-			// have woken another sleeper and left this one in the
-			// kernel on a stale ticket. Skip it only once the waiter
-			// has left, when a kick would wake the others for nothing.
-			if !left.Load() {
-				e.kick()
-			}
-		})
+		c = e.armCancel(ctx)
 	}
 	e.fsleep.Add(1)
+	eventRaceHook()
 	var err error
 	for e.seq.Load() == t {
 		if done != nil {
@@ -287,11 +373,40 @@ func (e *Event) sleepFutex(ctx context.Context, done <-chan struct{}, t uint32) 
 		}
 	}
 	e.fsleep.Add(-1)
-	if stop != nil {
-		left.Store(true)
-		stop()
+	if c != nil {
+		c.disarm()
 	}
 	return err
+}
+
+// futexCancel is a futex sleeper's cancellation hook, allocated only for
+// a cancellable ctx (so Wait with context.Background stays allocation
+// free).
+type futexCancel struct {
+	e    *Event
+	left atomic.Bool // the sleeper is out of its loop: no kick needed
+	stop func() bool
+}
+
+func (e *Event) armCancel(ctx context.Context) *futexCancel {
+	c := &futexCancel{e: e}
+	c.stop = context.AfterFunc(ctx, c.fire)
+	return c
+}
+
+// fire kicks even if the word has moved since the sleeper's ticket: a
+// Notify(1) may have woken another sleeper and left this one in the
+// kernel on a stale ticket. It skips the kick once the sleeper has left,
+// when it would only wake the others for nothing.
+func (c *futexCancel) fire() {
+	if !c.left.Load() {
+		c.e.kick()
+	}
+}
+
+func (c *futexCancel) disarm() {
+	c.left.Store(true)
+	c.stop()
 }
 
 // kick wakes every futex sleeper for a cancellation. It changes the word,
@@ -319,21 +434,25 @@ var eventNodes = sync.Pool{New: func() any {
 	return &eventNode{ch: make(chan struct{}, 1)}
 }}
 
-// sleepRuntime is Wait's runtime phase.
-func (e *Event) sleepRuntime(ctx context.Context, done <-chan struct{}, t uint32) error {
+// sleepRuntime is Wait's runtime phase. handedOff reports that a Notify
+// dequeued this sleeper and has already taken it off rsleep and waiters
+// (see wakeRuntime), so the caller must not decrement waiters again.
+func (e *Event) sleepRuntime(ctx context.Context, done <-chan struct{}, t uint32) (err error, handedOff bool) {
 	nd := eventNodes.Get().(*eventNode)
 	e.rsleep.Add(1)
+	eventRaceHook()
 	e.mu.Lock()
 	if e.seq.Load() != t {
 		e.mu.Unlock()
 		e.rsleep.Add(-1)
 		eventNodes.Put(nd)
-		return nil
+		return nil, false
 	}
 	e.push(nd)
 	e.mu.Unlock()
+	eventRaceHook()
 
-	var err error
+	handedOff = true
 	if done == nil {
 		<-nd.ch
 	} else {
@@ -344,7 +463,8 @@ func (e *Event) sleepRuntime(ctx context.Context, done <-chan struct{}, t uint32
 			if nd.queued {
 				e.remove(nd)
 				e.mu.Unlock()
-				err = ctx.Err()
+				err, handedOff = ctx.Err(), false
+				e.rsleep.Add(-1)
 			} else {
 				// A Notify dequeued us first: its token is on the way,
 				// and the wake is ours to report (nil), not to drop.
@@ -353,9 +473,8 @@ func (e *Event) sleepRuntime(ctx context.Context, done <-chan struct{}, t uint32
 			}
 		}
 	}
-	e.rsleep.Add(-1)
 	eventNodes.Put(nd)
-	return err
+	return err, handedOff
 }
 
 // wakeRuntime readies up to n runtime sleepers, oldest first.
@@ -374,6 +493,17 @@ func (e *Event) wakeRuntime(n int) {
 		last = nd
 	}
 	e.mu.Unlock()
+	if k > 0 {
+		// Take the woken off the counts now rather than when they run:
+		// a readied goroutine may sit in the run queue for a while, and
+		// until the counts drop every Notify would take this slow path
+		// (a seq increment and the lock) for nobody. A woken waiter
+		// re-checks its condition before it can wait again, so it needs
+		// no registration in between. (Measured: an SPSC stream made 1.8
+		// slow Notifies per item for 0.002 real wakes per item before.)
+		e.rsleep.Add(-int32(k))
+		e.waiters.Add(-int32(k))
+	}
 	for nd := first; nd != nil; {
 		// Read next before the send: the woken goroutine recycles nd.
 		next := nd.next
@@ -382,6 +512,19 @@ func (e *Event) wakeRuntime(n int) {
 	}
 	if k > 0 {
 		e.wakes.Add(uint32(k))
+	}
+}
+
+// eventTestYield, when set by a test, is called at the points of the
+// protocol where another goroutine's step could slip in (between a
+// count and the check it guards), to widen those windows from
+// nanoseconds to a reschedule. Nil outside tests; set only while no
+// Event is in use.
+var eventTestYield func()
+
+func eventRaceHook() {
+	if eventTestYield != nil {
+		eventTestYield()
 	}
 }
 

@@ -29,6 +29,18 @@ func parkWatchdog(t testing.TB, d time.Duration, state func() string) (stop func
 	return func() { tm.Stop() }
 }
 
+// eventState describes e's internals for a watchdog report.
+func eventState(e *Event) string {
+	e.mu.Lock()
+	q := 0
+	for nd := e.head; nd != nil; nd = nd.next {
+		q++
+	}
+	e.mu.Unlock()
+	return fmt.Sprintf("{seq %d waiters %d fsleep %d rsleep %d queued %d wakes %d}",
+		e.seq.Load(), e.waiters.Load(), e.fsleep.Load(), e.rsleep.Load(), q, e.wakes.Load())
+}
+
 // parkWatchdogTime is generous: a healthy run of any test here takes a
 // few seconds even under -race on a loaded 2-core VM or under qemu.
 const parkWatchdogTime = 90 * time.Second
@@ -127,6 +139,16 @@ func TestEventNotifyNoWaiterNoSyscall(t *testing.T) {
 		t.Errorf("Notify with no waiter allocates %v times", a)
 	}
 	checkEventIdle(t, &e)
+}
+
+// TestEventEmulationDetect: the barrier for emulated arm64 (see
+// emulatedStoreLoad) is never switched on natively on x86, where it is
+// not needed.
+func TestEventEmulationDetect(t *testing.T) {
+	t.Logf("emulated store-load reordering: %v", emulatedStoreLoad)
+	if (runtime.GOARCH == "amd64" || runtime.GOARCH == "386") && emulatedStoreLoad {
+		t.Error("emulation barrier on for a native x86 process")
+	}
 }
 
 // TestEventNotifyRegisteredNotSleeping: a registered waiter that has not
@@ -279,6 +301,105 @@ func TestEventNotifyBeatsCancel(t *testing.T) {
 	}
 }
 
+// TestEventCancelThenNotify: the first sleeper's ctx is cancelled and at
+// once an item is published with Notify(1), which (FIFO) dequeues that
+// same sleeper before it gets back to the queue lock. The sleeper must
+// report the wake (nil; its loop then takes the item), not the
+// cancellation: a caller that gets ctx.Err() leaves without re-checking,
+// and the second sleeper, which no Notify reached, would sleep on beside
+// the item.
+func TestEventCancelThenNotify(t *testing.T) {
+	rounds := parkScale(150)
+	for _, b := range []Backend{BackendRuntime, BackendFutex} {
+		t.Run(b.String(), func(t *testing.T) {
+			p := Park{Backend: b}
+			var e Event
+			var item, quit atomic.Bool
+			var takenA, takenB, cancelledA int
+			for range rounds {
+				item.Store(false)
+				quit.Store(false)
+				ctx, cancel := context.WithCancel(context.Background())
+				cond := func() bool { return item.Load() || quit.Load() }
+				take := func() bool { return item.CompareAndSwap(true, false) }
+				resA := make(chan int, 1) // 1 took the item, 0 left without, -1 cancelled
+				resB := make(chan bool, 1)
+				go func() {
+					if err := eventWait(ctx, &e, p, cond); err != nil {
+						resA <- -1
+						return
+					}
+					if take() {
+						resA <- 1
+					} else {
+						resA <- 0
+					}
+				}()
+				waitSleepers(t, &e, 1)
+				go func() {
+					eventWait(context.Background(), &e, p, cond)
+					resB <- take()
+				}()
+				waitSleepers(t, &e, 2)
+				cancel()
+				item.Store(true)
+				e.Notify(1)
+				a := <-resA
+				if a != 1 {
+					// A left without the item: B must have it, woken by
+					// the one Notify.
+					deadline := time.Now().Add(10 * time.Second)
+					for item.Load() && time.Now().Before(deadline) {
+						time.Sleep(100 * time.Microsecond)
+					}
+					if item.Load() {
+						t.Fatalf("lost wakeup: the first sleeper left (%d) and the item sat beside a sleeping second one for 10 s", a)
+					}
+				}
+				quit.Store(true)
+				e.NotifyAll()
+				gotB := <-resB
+				switch {
+				case a == 1 && gotB, a != 1 && !gotB:
+					t.Fatalf("item taken by A: %v, by B: %v", a == 1, gotB)
+				case a == 1:
+					takenA++
+				default:
+					takenB++
+					if a == -1 {
+						cancelledA++
+					}
+				}
+				cancel()
+			}
+			t.Logf("item taken by the cancelled sleeper %d times, by the other %d (first sleeper cancelled %d)", takenA, takenB, cancelledA)
+			checkEventIdle(t, &e)
+		})
+	}
+}
+
+// TestEventRaceWindows reruns the ping-pong, the one-item test and the
+// handoff with eventTestYield set: every step of the protocol where a
+// count and the check it guards could be split by another goroutine now
+// reschedules or pauses at random, so an ordering mistake there (a
+// sleeper counted after it queued, a notifier reading the count before
+// bumping the word) shows up as a lost wakeup within a few thousand
+// rounds instead of once in a blue moon.
+func TestEventRaceWindows(t *testing.T) {
+	eventTestYield = func() {
+		switch r := rand.IntN(8); {
+		case r == 0:
+			runtime.Gosched()
+		case r < 4:
+			Pause(rand.IntN(128))
+		}
+	}
+	defer func() { eventTestYield = nil }()
+	t.Run("pingpong", TestEventPingPong)
+	t.Run("oneitem", TestEventOneItemNoLostWakeup)
+	t.Run("cancelthennotify", TestEventCancelThenNotify)
+}
+
 // TestEventHandoffStress passes every value of a sequence through a
 // 64-slot ring guarded by two Events, one producer and one consumer, in
 // order and exactly once: the consumer sleeps when it catches up, the
@@ -383,7 +504,7 @@ func TestEventPingPong(t *testing.T) {
 				var turn atomic.Uint64
 				var ping, pong Event
 				stop := parkWatchdog(t, parkWatchdogTime, func() string {
-					return fmt.Sprintf("turn %d; ping waiters %d, pong waiters %d", turn.Load(), ping.Waiters(), pong.Waiters())
+					return fmt.Sprintf("turn %d; ping %s, pong %s", turn.Load(), eventState(&ping), eventState(&pong))
 				})
 				defer stop()
 				bg := context.Background()

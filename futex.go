@@ -47,10 +47,14 @@ func (timeoutError) Timeout() bool { return true }
 // Is makes errors.Is(ErrTimeout, os.ErrDeadlineExceeded) true.
 func (timeoutError) Is(target error) bool { return target == os.ErrDeadlineExceeded }
 
-// futexIntr counts waits interrupted by a signal (EINTR) and retried. It
-// is touched only on that rare path; the tests read it to prove the retry
-// ran.
-var futexIntr atomic.Uint64
+// futexIntr counts waits interrupted by a signal (EINTR) and retried, and
+// futexIntrLeft is the timeout (ns) the latest retry resumed with. They
+// are touched only on that rare path; the tests read them to prove the
+// retry ran and did not restart the full timeout.
+var (
+	futexIntr     atomic.Uint64
+	futexIntrLeft atomic.Int64
+)
 
 // futexDeadline turns a relative timeout into an absolute monotonic
 // deadline, or the zero Time for no timeout.

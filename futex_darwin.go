@@ -83,6 +83,7 @@ func ulockWait(op uintptr, addr *atomic.Uint32, val uint32, timeout time.Duratio
 			if timeout, ok = futexRemaining(deadline); !ok {
 				return ErrTimeout
 			}
+			futexIntrLeft.Store(int64(timeout))
 		case e == syscall.EFAULT:
 			// The kernel could not read the word without faulting the
 			// page in (it holds locks while it reads): touch it from

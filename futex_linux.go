@@ -79,6 +79,7 @@ func futexWait(addr *atomic.Uint32, val uint32, timeout time.Duration, op uintpt
 			if timeout, ok = futexRemaining(deadline); !ok {
 				return ErrTimeout
 			}
+			futexIntrLeft.Store(int64(timeout))
 		default:
 			// EFAULT (addr not mapped), EINVAL (misaligned), ENOSYS:
 			// programmer or platform errors, not wake-ups.

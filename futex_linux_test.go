@@ -114,7 +114,14 @@ func TestFutexEINTRKeepsDeadline(t *testing.T) {
 	if r.el < d-time.Millisecond || r.el > 10*d {
 		t.Fatalf("timed out after %v, want about %v", r.el, d)
 	}
-	t.Logf("timed out after %v with %d EINTR retries", r.el, futexIntr.Load()-before)
+	retries := futexIntr.Load() - before
+	if retries == 0 {
+		t.Fatal("no EINTR retry happened")
+	}
+	if left := time.Duration(futexIntrLeft.Load()); left >= d {
+		t.Fatalf("a retry resumed with %v of a %v timeout: it must resume with what is left", left, d)
+	}
+	t.Logf("timed out after %v with %d EINTR retries", r.el, retries)
 }
 
 // The cross-process test: a memfd mapped MAP_SHARED by this process and a
@@ -138,13 +145,22 @@ func mapShared(fd int) (word, count *atomic.Uint32, unmap func(), err error) {
 }
 
 // sharedWait waits until *w != old, in one-second slices so a child whose
-// parent died does not sleep forever.
-func sharedWait(w *atomic.Uint32, old uint32, limit time.Time) error {
+// parent died does not sleep forever. A slice that times out means a wake
+// did not arrive (a turn takes microseconds): past the first round, where
+// the child may still be starting, three of them fail the test, so a wake
+// that does not cross the process boundary cannot hide behind the slices.
+func sharedWait(w *atomic.Uint32, old uint32, limit time.Time, timeouts *int) error {
 	for w.Load() == old {
 		if time.Now().After(limit) {
 			return fmt.Errorf("word stuck at %d", old)
 		}
-		if err := FutexWaitShared(w, old, time.Second); err != nil && err != ErrTimeout {
+		err := FutexWaitShared(w, old, time.Second)
+		switch {
+		case err == ErrTimeout && old > 1:
+			if *timeouts++; *timeouts >= 3 {
+				return fmt.Errorf("word %d: %d waits timed out: the shared wake is not arriving", old, *timeouts)
+			}
+		case err != nil && err != ErrTimeout:
 			return err
 		}
 	}
@@ -189,10 +205,11 @@ func TestFutexSharedCrossProcess(t *testing.T) {
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
 	limit := time.Now().Add(time.Minute)
+	timeouts := 0
 	for i := range uint32(rounds) {
 		word.Store(2*i + 1) // the child's turn
 		FutexWakeShared(word, 1)
-		if err := sharedWait(word, 2*i+1, limit); err != nil {
+		if err := sharedWait(word, 2*i+1, limit, &timeouts); err != nil {
 			t.Fatalf("round %d: %v", i, err)
 		}
 		if got := word.Load(); got != 2*i+2 {
@@ -225,8 +242,9 @@ func sharedChild(v string) {
 	}
 	runtime.LockOSThread()
 	limit := time.Now().Add(time.Minute)
+	timeouts := 0
 	for i := range uint32(rounds) {
-		if err := sharedWait(word, 2*i, limit); err != nil {
+		if err := sharedWait(word, 2*i, limit, &timeouts); err != nil {
 			fmt.Printf("child round %d: %v\n", i, err)
 			os.Exit(1)
 		}

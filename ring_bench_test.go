@@ -6,7 +6,6 @@ import (
 	"runtime"
 	"sync"
 	"sync/atomic"
-	"syscall"
 	"testing"
 	"time"
 )
@@ -15,24 +14,15 @@ import (
 // sub-benchmarks, so `go test -bench Ring -count 5` interleaves them; the
 // bench module's knitbench runs the same shapes as interleaved rounds.
 
-// ringCPUTime is the process's user+system CPU time.
-func ringCPUTime() time.Duration {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		return 0
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
-}
-
 // cpuMeter reports CPU-µs per op next to ns/op.
 type cpuMeter struct{ start time.Duration }
 
-func startCPU(b *testing.B) cpuMeter { b.ResetTimer(); return cpuMeter{ringCPUTime()} }
+func startCPU(b *testing.B) cpuMeter { b.ResetTimer(); return cpuMeter{parkProcessCPU()} }
 
 func (m cpuMeter) stop(b *testing.B, ops int) {
 	b.StopTimer()
 	if ops > 0 {
-		b.ReportMetric(float64(ringCPUTime()-m.start)/1e3/float64(ops), "cpu-µs/op")
+		b.ReportMetric(float64(parkProcessCPU()-m.start)/1e3/float64(ops), "cpu-µs/op")
 	}
 }
 

@@ -321,7 +321,8 @@ func TestRingBlockedWake(t *testing.T) {
 
 // stressRing runs producers and consumers with exact accounting: every
 // value is seen exactly once, and with one consumer each producer's values
-// arrive in order. Values encode (producer, seq).
+// arrive in order. Values encode (producer, seq) as p<<20|seq, which
+// fits a 32-bit int: at most 2^11 producers of 2^20 items.
 func stressRing(t *testing.T, k ringKind, producers, consumers, perProducer int, spin time.Duration) {
 	defer watchdog(t, 120*time.Second)()
 	q := k.newInt(64, WithSpin(spin))
@@ -335,12 +336,12 @@ func stressRing(t *testing.T, k ringKind, producers, consumers, perProducer int,
 			for i := 0; i < perProducer; {
 				switch i % 5 {
 				case 0, 1, 2:
-					if err := q.Push(ctx, p<<32|i); err != nil {
+					if err := q.Push(ctx, p<<20|i); err != nil {
 						panic(err)
 					}
 					i++
 				case 3:
-					if q.TryPush(p<<32 | i) {
+					if q.TryPush(p<<20 | i) {
 						i++
 					} else {
 						runtime.Gosched()
@@ -348,7 +349,7 @@ func stressRing(t *testing.T, k ringKind, producers, consumers, perProducer int,
 				case 4:
 					batch = batch[:0]
 					for j := i; j < min(i+7, perProducer); j++ {
-						batch = append(batch, p<<32|j)
+						batch = append(batch, p<<20|j)
 					}
 					i += q.PushBatch(batch)
 				}
@@ -394,7 +395,7 @@ func stressRing(t *testing.T, k ringKind, producers, consumers, perProducer int,
 			last[p] = -1
 		}
 		for _, v := range vs {
-			p, i := v>>32, v&(1<<32-1)
+			p, i := v>>20, v&(1<<20-1)
 			if p >= producers || i >= perProducer {
 				t.Fatalf("consumer %d got a value no one pushed: %#x", c, v)
 			}

@@ -85,8 +85,14 @@ func names0(ss []harness.Suite) []string {
 }
 
 // runOrder fixes the order of the suites known here; suites added later
-// and not listed run after these, in registration order.
-var runOrder = []string{"limits", "ipc-peers", "types", "payload", "heavy"}
+// and not listed run after these, in registration order. The floors come
+// first, then the primitives (spin, rings), then the pool against its
+// peers, then the seed tables' shapes, and idle CPU last.
+var runOrder = []string{
+	"limits", "spin", "rings",
+	"ipc-peers", "pool", "pool-call", "pool-steal",
+	"payload", "types", "heavy", "idle",
+}
 
 func order(name string) int {
 	if i := slices.Index(runOrder, name); i >= 0 {

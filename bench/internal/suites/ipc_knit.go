@@ -1,0 +1,84 @@
+package suites
+
+import (
+	"context"
+	"time"
+
+	"github.com/knit-go/knit/bench/internal/harness"
+	"github.com/knit-go/knit/pool"
+)
+
+// The knit pool's rows in ipc-peers: one worker, like Knitting's default
+// of one thread and like the ants and pond rows. An op is the group's
+// batch: Call every message (the task answers v+1), then Wait for every
+// future in order. Three timer policies, one row each:
+//
+//	default   pool.Config{}: Knitting's policy as the pool adjusted it
+//	          (the single worker spins pool.DefaultSpin only when
+//	          GOMAXPROCS >= 4, so on a 2-CPU box it is the parked row)
+//	spin 50µs the worker polls 50 µs before it parks, at any GOMAXPROCS
+//	parked    Spin < 0: the worker parks at once, every call pays a wake
+//
+// and, for batches of more than one message, the batch call: CallBatch
+// publishes the whole batch with one push and one doorbell ring.
+func init() {
+	extend("ipc-peers", func(cfg harness.Config) []harness.Row {
+		var rows []harness.Row
+		rows = append(rows, ipcRows("knit pool (1 worker)", cfg, startKnitIPC(pool.Config{}, false))...)
+		rows = append(rows, ipcRows("knit pool (1 worker, spin 50µs)", cfg,
+			startKnitIPC(pool.Config{Spin: 50 * time.Microsecond}, false))...)
+		rows = append(rows, ipcRows("knit pool (1 worker, parked)", cfg, startKnitIPC(pool.Config{Spin: -1}, false))...)
+		for _, r := range ipcRows("knit pool (1 worker, CallBatch)", cfg, startKnitIPC(pool.Config{}, true)) {
+			if r.Group != ipcGroup(1) { // a batch of one is a Call
+				rows = append(rows, r)
+			}
+		}
+		return rows
+	})
+}
+
+type knitIPC struct {
+	p     *pool.Pool
+	t     *pool.Task[int64, int64]
+	fs    []pool.Future[int64]
+	batch bool
+}
+
+func startKnitIPC(pc pool.Config, batch bool) func(harness.Config, int) (ipcTransport, error) {
+	return func(_ harness.Config, maxBatch int) (ipcTransport, error) {
+		pc.Workers = 1
+		pc.QueueSize = max(pc.QueueSize, maxBatch) // a batch never waits for room
+		p := pool.New(pc)
+		return &knitIPC{
+			p:     p,
+			t:     pool.NewTask(p, func(v int64) int64 { return v + 1 }),
+			fs:    make([]pool.Future[int64], maxBatch),
+			batch: batch,
+		}, nil
+	}
+}
+
+func (k *knitIPC) roundTrip(msgs, replies []int64) error {
+	fs := k.fs[:len(msgs)]
+	if k.batch {
+		k.t.CallBatch(msgs, fs)
+	} else {
+		for i, m := range msgs {
+			fs[i] = k.t.Call(m)
+		}
+	}
+	ctx := context.Background()
+	for i := range fs {
+		v, err := fs[i].Wait(ctx)
+		if err != nil {
+			return err
+		}
+		replies[i] = v
+	}
+	return nil
+}
+
+func (k *knitIPC) close() error {
+	k.p.Close()
+	return nil
+}
