@@ -1,0 +1,56 @@
+package pool
+
+import (
+	"context"
+	"testing"
+)
+
+// TestZeroAllocs: Call+Wait, CallBatch+Wait and Go allocate nothing in
+// the steady state, parked worker or spinning.
+func TestZeroAllocs(t *testing.T) {
+	if raceEnabled {
+		t.Skip("the race detector allocates")
+	}
+	for _, c := range configs() {
+		t.Run(c.name, func(t *testing.T) {
+			p := New(c.cfg)
+			defer p.Close()
+			sq := NewTask(p, func(x int) int { return x * x })
+			ctx := context.Background()
+			warm := func() {
+				for i := range 64 {
+					sq.Call(i).Wait(ctx)
+				}
+			}
+			warm()
+			if a := testing.AllocsPerRun(500, func() {
+				if v, err := sq.Call(3).Wait(ctx); v != 9 || err != nil {
+					t.Fatal(v, err)
+				}
+			}); a != 0 {
+				t.Errorf("Call+Wait: %v allocs", a)
+			}
+			ins := make([]int, 100)
+			outs := make([]Future[int], 100)
+			if a := testing.AllocsPerRun(50, func() {
+				sq.CallBatch(ins, outs)
+				for _, f := range outs {
+					f.Wait(ctx)
+				}
+			}); a != 0 {
+				t.Errorf("CallBatch(100)+Wait: %v allocs", a)
+			}
+			f := func() {}
+			if a := testing.AllocsPerRun(500, func() {
+				if err := p.Go(f); err != nil {
+					t.Fatal(err)
+				}
+			}); a != 0 {
+				t.Errorf("Go: %v allocs", a)
+			}
+			if a := testing.AllocsPerRun(500, func() { p.TryGo(f) }); a != 0 {
+				t.Errorf("TryGo: %v allocs", a)
+			}
+		})
+	}
+}

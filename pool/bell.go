@@ -1,0 +1,86 @@
+package pool
+
+import (
+	"math/bits"
+	"sync/atomic"
+
+	"github.com/knit-go/knit"
+)
+
+// Who rings whom. A knit.Event's Notify is one load when nobody is
+// registered, but once a sleeper has been dequeued and readied, every
+// Notify until that goroutine actually runs still takes the Event's lock
+// (it cannot tell a readied sleeper from a sleeping one). A submitter
+// that keeps publishing while the worker it woke waits for a P would pay
+// that lock on every publish, and so would a worker draining while the
+// submitter it woke waits. So the pool hands out one ring per sleep: a
+// worker that is about to park sets its bit in sleepers (after Prepare,
+// before its re-check), and a publisher rings only if it claims, by
+// clearing, a set bit.
+//
+// Why nothing is lost. (1) A publish racing a worker's registration: the
+// worker sets its bit and then re-checks the queues; the publisher pushes
+// and then loads the bits. Go's atomics are sequentially consistent, so
+// either the re-check sees the task or the load sees the bit, and the
+// claim's Notify finds the worker registered. (2) Bits are cleared only by
+// claims, never by their owner, and each claim's Notify(1) wakes a
+// sleeper whenever any sleeps (or makes a registered waiter's Wait return
+// at once): so if every worker were asleep with every bit clear, the last
+// claim woke some worker, which set its bit again before it went back to
+// sleep, and no claim has cleared that bit since. Hence while all workers
+// sleep, some bit is set, and the next publish rings. A bit left set by a
+// worker that found work instead of sleeping costs one spare ring later.
+
+// sleepers is a bit set of workers that may be parked, one bit per worker.
+type sleepers struct {
+	words []sleeperWord // read-only slice; bit i%64 of words[i/64] is worker i
+}
+
+// sleeperWord is 64 bits of sleepers on a cache line of its own: it is
+// written by parking workers and claiming publishers, and must not share
+// a line with anything else.
+type sleeperWord struct {
+	atomic.Uint64
+	_ [knit.CacheLineSize - 8]byte
+}
+
+func newSleepers(n int) sleepers {
+	return sleepers{words: make([]sleeperWord, (n+63)/64)}
+}
+
+// set marks worker i as about to park.
+func (s *sleepers) set(i int) {
+	w := &s.words[i/64]
+	if bit := uint64(1) << (i % 64); w.Load()&bit == 0 {
+		w.Or(bit)
+	}
+}
+
+// claim clears worker i's bit and reports whether it was set.
+func (s *sleepers) claim(i int) bool {
+	w := &s.words[i/64]
+	bit := uint64(1) << (i % 64)
+	return w.Load()&bit != 0 && w.And(^bit)&bit != 0
+}
+
+// claimAny clears up to n set bits, any workers', and returns how many.
+func (s *sleepers) claimAny(n int) int {
+	got := 0
+	for i := range s.words {
+		w := &s.words[i]
+		for got < n {
+			old := w.Load()
+			if old == 0 {
+				break
+			}
+			take := old
+			for k := bits.OnesCount64(old) - (n - got); k > 0; k-- {
+				take &= take - 1 // leave the lowest bits for other publishers
+			}
+			if w.CompareAndSwap(old, old&^take) {
+				got += bits.OnesCount64(take)
+			}
+		}
+	}
+	return got
+}

@@ -1,0 +1,139 @@
+package pool
+
+import (
+	"runtime"
+	"time"
+
+	"github.com/knit-go/knit"
+	"github.com/knit-go/knit/affinity"
+)
+
+// Config configures a Pool. The zero Config is valid: one worker,
+// Knitting's timer policy, a bounded queue of DefaultQueueSize, work
+// stealing on, no pinning, panics logged.
+type Config struct {
+	// Workers is the number of worker goroutines; 0 means 1.
+	Workers int
+
+	// Spin is how long an idle worker polls the queues before it parks.
+	// 0 selects the default policy (see DefaultSpin); a negative value
+	// never spins; a positive value spins that long at every pool size.
+	Spin time.Duration
+
+	// Backend is where a parked worker sleeps (knit.BackendAuto: the Go
+	// scheduler). knit.BackendFutex suits pinned workers on a machine
+	// with cores to spare; see knit.Backend.
+	Backend knit.Backend
+
+	// QueueSize is the capacity of each worker's queue, rounded up to a
+	// power of two; 0 means DefaultQueueSize. Go and Call block while the
+	// queues are full, TryGo fails.
+	QueueSize int
+
+	// Pinning says which CPUs the workers' threads are pinned to.
+	Pinning Pinning
+
+	// NoSteal turns work stealing off: each worker runs only what was
+	// queued on it. Stealing is on by default.
+	NoSteal bool
+
+	// PanicHandler receives the value and stack of a panic in a task
+	// started with Go (a Call's panic goes to its future instead). It
+	// runs on the worker; nil logs the panic and its stack with the log
+	// package. A panic in the handler itself is not recovered.
+	PanicHandler func(value any, stack []byte)
+}
+
+// Pinning selects the CPUs that workers are pinned to. The zero value
+// pins nothing. A pinned worker locks its goroutine to an OS thread and
+// restricts that thread to one CPU; it undoes both before it exits.
+//
+// Pinning is best effort: where the OS refuses (darwin, a CPU outside the
+// process's affinity mask) the worker runs unpinned. Stats.Pinned says how
+// many workers are pinned.
+type Pinning struct {
+	// Spread pins worker i to the i-th of one CPU per physical core, cores
+	// sharing a last-level cache first (affinity.Layout.PhysicalCores),
+	// wrapping around when there are more workers than cores.
+	Spread bool
+
+	// CPUs pins worker i to the i-th CPU of the set in ascending order,
+	// wrapping around. Ignored when Spread is set.
+	CPUs affinity.CPUSet
+}
+
+// DefaultQueueSize is the per-worker queue capacity of a zero Config.
+// 1024 tasks hold back a producer that outruns its workers by a few
+// milliseconds of trivial tasks, and cost 24 KiB per worker on 64-bit
+// targets (a 16-byte interface and an 8-byte sequence per slot).
+const DefaultQueueSize = 1024
+
+// DefaultSpin is the spin budget of the default timer policy.
+//
+// The policy is Knitting's: a single worker spins DefaultSpin before it
+// parks, because it sits on the request's critical path, and a pool of
+// two or more workers parks at once, leaving the CPU to the host or to an
+// awake peer. Park is indefinite: the doorbell wakes the worker, there is
+// no polling timeout.
+//
+// Adjusted by measurement: the single worker spins only when GOMAXPROCS
+// is at least 4. Call+Wait round trips on a 2-vCPU VM (GOMAXPROCS 2),
+// one worker, three interleaved rounds of 20000 calls:
+//
+//	worker parks at once           0.68-0.88 µs/call (1.00 park/call)
+//	worker spins 50 µs             1.5-1.8 µs/call, 2x the CPU (0.99 spin hits/call)
+//	batches of 100, parks at once  0.16-0.30 µs/call
+//	batches of 100, spins 50 µs    0.45-2.8 µs/call
+//
+// On two CPUs the submitter needs the core the spinner holds (seed 003:
+// spin-before-park lost every round on two cores), so the spin loses
+// even when it catches every call. Four Ps leave one for the worker, one
+// for the submitter and room for the rest of the program and the
+// garbage collector's workers (a quarter of the Ps); it is the threshold
+// knit.DefaultRingSpin uses too. Above two CPUs the threshold is not
+// measured here. GOMAXPROCS, not the CPU count, is what counts: a
+// spinning goroutine holds a P.
+//
+// A spinning worker that has just readied a parked caller yields once
+// before it spins (see worker.loop): the Go scheduler puts the woken
+// caller on the waker's P, behind the spinner, and without the yield the
+// same measurement gave 138-220 µs/call.
+const DefaultSpin = 50 * time.Microsecond
+
+// minProcsToSpin is the GOMAXPROCS below which the default policy never
+// spins; see DefaultSpin.
+const minProcsToSpin = 4
+
+// spinFor is the spin budget of a pool of n workers under cfg.
+func (cfg *Config) spinFor(n int) time.Duration {
+	switch {
+	case cfg.Spin < 0:
+		return 0
+	case cfg.Spin > 0:
+		return cfg.Spin
+	case n == 1 && runtime.GOMAXPROCS(0) >= minProcsToSpin:
+		return DefaultSpin
+	}
+	return 0
+}
+
+// cpus returns the CPU for each of n workers, or nil to pin none.
+func (pin *Pinning) cpus(n int) []int {
+	var list []int
+	switch {
+	case pin.Spread:
+		if t, err := affinity.Topology(); err == nil {
+			list = t.PhysicalCores()
+		}
+	case pin.CPUs.Len() > 0:
+		list = pin.CPUs.CPUs()
+	}
+	if len(list) == 0 {
+		return nil
+	}
+	out := make([]int, n)
+	for i := range out {
+		out[i] = list[i%len(list)]
+	}
+	return out
+}

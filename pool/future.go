@@ -1,0 +1,138 @@
+package pool
+
+import (
+	"context"
+	"runtime"
+	"sync/atomic"
+
+	"github.com/knit-go/knit"
+)
+
+// Future is the pending result of one Task.Call. It is a small value (a
+// pointer and a generation) that may be copied freely; its value can be
+// taken once, by one Wait. The zero Future is not usable (ErrFutureUsed).
+type Future[Out any] struct {
+	r *result[Out]
+	// gen is the generation of r this future belongs to: the slot behind
+	// r is recycled once its value is taken, and a later Call reuses it
+	// with gen+1. genClosed with r == nil marks a call the pool refused.
+	gen uint64
+}
+
+// genClosed is Future.gen of a Future whose call was refused (pool closed).
+const genClosed = 1
+
+// The result word packs a generation and a state: gen<<stateBits | state.
+// Every transition is one atomic operation on it, so a stale Future (one
+// whose value was taken, its slot perhaps reused) is told apart by an
+// atomic load, never by touching fields someone else now owns.
+const (
+	stateBits = 2
+	stateMask = 1<<stateBits - 1
+
+	pending = 0 // the task has not finished; the runner owns out and err
+	ready   = 1 // out and err hold the result; whoever CASes ready->taken owns them
+	taken   = 2 // a Wait is copying the result out; the slot is then recycled
+)
+
+// result is the part of a call's slot that Future sees: everything but the
+// argument and the task, so that Future is generic in Out alone.
+type result[Out any] struct {
+	// word is gen<<stateBits | state. Transitions, each by one writer:
+	//
+	//	pending -> ready   the worker that ran the call (or Shutdown's
+	//	                   abandon), after writing out and err; a Store,
+	//	                   since nobody else writes the word while pending
+	//	ready -> taken     the Wait that wins the CAS
+	//	taken -> (gen+1)<<stateBits | pending
+	//	                   that Wait, after copying the result out and
+	//	                   clearing it; then the slot goes to the free list
+	word atomic.Uint64
+
+	// done is the caller's doorbell: the runner rings it (NotifyAll, so
+	// every Wait on a copied Future wakes and one wins) after the word
+	// turns ready. With no caller waiting the ring is one load.
+	done knit.Event
+
+	out Out   // guarded by word: see the transitions
+	err error // likewise
+
+	owner recycler // read-only: the slot that embeds this result
+}
+
+// recycler returns a taken slot to its task's free list.
+type recycler interface{ recycle() }
+
+// finish publishes the result and rings the caller's doorbell. Called by
+// the slot's owner while the word is pending.
+func (r *result[Out]) finish(out Out, err error) {
+	r.out, r.err = out, err
+	r.word.Store(r.word.Load() | ready)
+	r.done.NotifyAll()
+}
+
+// take returns the result if the future's generation is ready, claiming
+// it; ok is false while the call is still pending.
+func (r *result[Out]) take(gen uint64) (v Out, err error, ok bool) {
+	w := r.word.Load()
+	switch {
+	case w>>stateBits != gen:
+		return v, ErrFutureUsed, true
+	case w&stateMask == pending:
+		return v, nil, false
+	case w&stateMask == ready && r.word.CompareAndSwap(w, w&^stateMask|taken):
+		v, err = r.out, r.err
+		var zero Out
+		r.out, r.err = zero, nil // the slot must not keep the result alive
+		r.word.Store((gen + 1) << stateBits)
+		r.owner.recycle()
+		return v, err, true
+	}
+	// taken, or the CAS lost: another Wait has the value.
+	return v, ErrFutureUsed, true
+}
+
+// Wait returns the call's result: fn's return value and nil, or a
+// *PanicError if fn panicked, or ErrClosed if the pool refused or
+// abandoned the call. It blocks until the result is ready or ctx ends; on
+// ctx's end it returns ctx.Err() and the Future stays usable. Once a Wait
+// has returned the result, the Future is spent: later Waits, and a Wait
+// on a copy, return ErrFutureUsed.
+//
+// The worker rings the Future's doorbell only if a Wait is registered on
+// it, so a Wait that finds the result ready costs no wake at all.
+func (f Future[Out]) Wait(ctx context.Context) (Out, error) {
+	r := f.r
+	if r == nil {
+		var zero Out
+		if f.gen == genClosed {
+			return zero, ErrClosed
+		}
+		return zero, ErrFutureUsed
+	}
+	if v, err, ok := r.take(f.gen); ok {
+		return v, err
+	}
+	// Yield once before registering. The Call that made this future
+	// readied its worker onto this P's run-next slot, so the yield runs
+	// the worker here and now, and the result is often ready when this
+	// goroutine resumes: no park, and no ring for the worker to make.
+	// Call+Wait round trips, one at a time, on the 2-vCPU VM: 0.56-0.80
+	// µs/call with the yield against 0.75-1.1 µs without; batches of 100
+	// unchanged (0.13-0.22 µs/call).
+	runtime.Gosched()
+	for {
+		if v, err, ok := r.take(f.gen); ok {
+			return v, err
+		}
+		t := r.done.Prepare()
+		if v, err, ok := r.take(f.gen); ok {
+			r.done.Cancel(t)
+			return v, err
+		}
+		if err := r.done.Wait(ctx, t, waitPark); err != nil {
+			var zero Out
+			return zero, err
+		}
+	}
+}

@@ -1,0 +1,102 @@
+package pool
+
+import (
+	"flag"
+	"fmt"
+	"os"
+	"runtime"
+	"testing"
+	"time"
+)
+
+// TestMain arms a watchdog over the whole run, for the tests and examples
+// that have none of their own, so a hang anywhere ends in a goroutine dump
+// well before go test's own timeout.
+func TestMain(m *testing.M) {
+	flag.Parse()
+	if f := flag.Lookup("test.bench"); f != nil && f.Value.String() != "" {
+		os.Exit(m.Run()) // benchmarks take as long as they take
+	}
+	d := 3 * time.Minute
+	if raceEnabled {
+		d *= 3
+	}
+	timer := time.AfterFunc(d, func() {
+		buf := make([]byte, 1<<20)
+		buf = buf[:runtime.Stack(buf, true)]
+		fmt.Fprintf(os.Stderr, "watchdog: the test binary still running after %v; goroutines:\n%s\n", d, buf)
+		os.Exit(2)
+	})
+	code := m.Run()
+	timer.Stop()
+	os.Exit(code)
+}
+
+// watchdog fails the whole test binary, with every goroutine's stack,
+// if the test is still running after d: a lost wakeup shows up as a dump
+// naming the parked goroutines instead of a hang until go test's timeout.
+func watchdog(t *testing.T, d time.Duration) {
+	t.Helper()
+	if raceEnabled {
+		d *= 4
+	}
+	timer := time.AfterFunc(d, func() {
+		buf := make([]byte, 1<<20)
+		buf = buf[:runtime.Stack(buf, true)]
+		fmt.Fprintf(os.Stderr, "watchdog: %s still running after %v; goroutines:\n%s\n", t.Name(), d, buf)
+		panic("watchdog: " + t.Name() + " hung")
+	})
+	t.Cleanup(func() { timer.Stop() })
+}
+
+// eventually polls cond until it holds or d passes.
+func eventually(d time.Duration, cond func() bool) bool {
+	deadline := time.Now().Add(d)
+	for {
+		if cond() {
+			return true
+		}
+		if time.Now().After(deadline) {
+			return false
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
+
+// scale shrinks an iteration count under the race detector, which is
+// about ten times slower, so the race run stays within its budget.
+func scale(n int) int {
+	if raceEnabled {
+		return max(n/8, 1)
+	}
+	return n
+}
+
+// configs are the pool shapes most tests run on.
+func configs() []struct {
+	name string
+	cfg  Config
+} {
+	return []struct {
+		name string
+		cfg  Config
+	}{
+		{"w1", Config{}},
+		{"w1-spin", Config{Spin: 20 * time.Microsecond}},
+		{"w2", Config{Workers: 2}},
+		{"w4", Config{Workers: 4}},
+		{"w4-nosteal", Config{Workers: 4, NoSteal: true}},
+		{"w3-q2", Config{Workers: 3, QueueSize: 2}},
+		{"w1-q1-nosteal", Config{QueueSize: 1, NoSteal: true}},
+	}
+}
+
+// checkNoLeak waits for the goroutine count to drop back to base.
+func checkNoLeak(t *testing.T, base int) {
+	t.Helper()
+	if !eventually(5*time.Second, func() bool { return runtime.NumGoroutine() <= base }) {
+		buf := make([]byte, 1<<20)
+		buf = buf[:runtime.Stack(buf, true)]
+		t.Fatalf("goroutines: %d, want <= %d\n%s", runtime.NumGoroutine(), base, buf)
+	}
+}

@@ -1,0 +1,67 @@
+package pool
+
+import "sync/atomic"
+
+// Stats is a snapshot of a pool's counters. Each worker counts on its own
+// cache lines and Stats sums them, so no counter is shared by the hot
+// paths; the sums are read one after another, not at one instant, and are
+// exact whenever the pool is quiet.
+type Stats struct {
+	Workers int // worker goroutines
+	Pinned  int // workers pinned to a CPU (see Pinning)
+	Parked  int // workers parked right now
+
+	// Submitted counts tasks accepted: Taken (run or running) plus
+	// Abandoned plus QueueDepth. It is derived, so that submitting
+	// touches no counter; it is never below Completed.
+	Submitted uint64
+	Completed uint64 // tasks that ran to their end, Panicked included
+	Panicked  uint64 // tasks that panicked (or called runtime.Goexit)
+	Abandoned uint64 // tasks still queued when Shutdown's context ended
+	Stolen    uint64 // tasks a worker took from another worker's queue
+
+	Parks    uint64 // times a worker parked
+	Wakes    uint64 // times a parked worker woke
+	SpinHits uint64 // spins that caught work before the worker would have parked
+
+	QueueDepth int // tasks queued and not yet taken
+}
+
+// counter is a statistic written by one goroutine (its worker) and read
+// by Stats: the writer adds with a load and a store, which needs no
+// locked instruction since nobody else writes it.
+type counter struct{ v atomic.Uint64 }
+
+func (c *counter) inc()         { c.v.Store(c.v.Load() + 1) }
+func (c *counter) load() uint64 { return c.v.Load() }
+
+// Stats returns a snapshot of the pool's counters.
+func (p *Pool) Stats() Stats {
+	s := Stats{Workers: len(p.workers), Abandoned: p.abandoned.Load()}
+	// Downstream first: a task moves queue -> taken -> completed, so
+	// reading completed before taken and taken before the queue keeps
+	// Submitted >= Taken >= Completed in every snapshot.
+	var taken uint64
+	for _, w := range p.workers {
+		s.Completed += w.completed.load()
+		s.Panicked += w.panicked.load()
+	}
+	for _, w := range p.workers {
+		taken += w.taken.load()
+		s.Stolen += w.stolen.load()
+		s.Parks += w.parks.load()
+		s.Wakes += w.wakes.load()
+		s.SpinHits += w.spinHits.load()
+		if w.pinned.Load() {
+			s.Pinned++
+		}
+		if w.parked.Load() {
+			s.Parked++
+		}
+	}
+	for _, w := range p.workers {
+		s.QueueDepth += w.q.Len()
+	}
+	s.Submitted = taken + s.Abandoned + uint64(s.QueueDepth)
+	return s
+}

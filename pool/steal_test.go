@@ -1,0 +1,169 @@
+package pool
+
+import (
+	"context"
+	"math"
+	"math/rand/v2"
+	"sync/atomic"
+	"testing"
+	"time"
+)
+
+// TestStealingUnblocks: with one worker stuck on a long task, the tasks
+// queued behind it are stolen and run by the others while it is still
+// stuck. With stealing off they wait for it.
+func TestStealingUnblocks(t *testing.T) {
+	watchdog(t, 20*time.Second)
+	for _, noSteal := range []bool{false, true} {
+		p := New(Config{Workers: 3, NoSteal: noSteal})
+		g := newGate()
+		p.Go(g.block) // round-robin target 0
+		<-g.entered
+		var ran atomic.Int32
+		const n = 90 // a third of them queued on the stuck worker
+		for range n {
+			p.Go(func() { ran.Add(1) })
+		}
+		if !noSteal {
+			if !eventually(10*time.Second, func() bool { return ran.Load() == n }) {
+				t.Fatalf("stealing: %d of %d ran while one worker was stuck; stats %+v", ran.Load(), n, p.Stats())
+			}
+			if s := p.Stats(); s.Stolen == 0 {
+				t.Fatalf("all ran but nothing stolen: %+v", s)
+			}
+		} else {
+			// The others finish their share; the stuck worker's share waits.
+			eventually(10*time.Second, func() bool { return ran.Load() >= n*2/3 })
+			time.Sleep(10 * time.Millisecond)
+			if got := ran.Load(); got == n {
+				t.Fatalf("NoSteal: all %d ran while the worker they were queued on was stuck", n)
+			}
+			if s := p.Stats(); s.Stolen != 0 {
+				t.Fatalf("NoSteal stole: %+v", s)
+			}
+		}
+		close(g.release)
+		p.Close()
+		if ran.Load() != n {
+			t.Fatalf("ran %d of %d", ran.Load(), n)
+		}
+	}
+}
+
+// pareto draws a Pareto(alpha) duration with the given minimum, capped.
+func pareto(r *rand.Rand, minimum time.Duration, alpha float64, maxd time.Duration) time.Duration {
+	d := time.Duration(float64(minimum) / math.Pow(1-r.Float64(), 1/alpha))
+	return min(d, maxd)
+}
+
+// TestStealingPareto runs a heavy-tailed mix of blocking tasks submitted
+// round-robin and checks every task ran and work was stolen. Its timing
+// is logged, not asserted: the benchmark measures makespan.
+func TestStealingPareto(t *testing.T) {
+	watchdog(t, 30*time.Second)
+	r := rand.New(rand.NewPCG(1, 2))
+	const workers = 4
+	p := New(Config{Workers: workers})
+	// Each task reports how long it actually took (sleeps overshoot).
+	var slept atomic.Int64
+	tk := NewTask(p, func(d time.Duration) time.Duration {
+		t0 := time.Now()
+		time.Sleep(d)
+		slept.Add(int64(time.Since(t0)))
+		return d
+	})
+	ds := make([]time.Duration, scale(400))
+	var sum time.Duration
+	for i := range ds {
+		ds[i] = pareto(r, 50*time.Microsecond, 1.2, 20*time.Millisecond)
+		sum += ds[i]
+	}
+	start := time.Now()
+	fs := make([]Future[time.Duration], len(ds))
+	tk.CallBatch(ds, fs)
+	var got time.Duration
+	for _, f := range fs {
+		d, err := f.Wait(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		got += d
+	}
+	span := time.Since(start)
+	p.Close()
+	s := p.Stats()
+	if got != sum || s.Completed != uint64(len(ds)) {
+		t.Fatalf("sum %v want %v; stats %+v", got, sum, s)
+	}
+	if s.Stolen == 0 {
+		t.Fatalf("a batch on one queue was not spread by stealing: %+v", s)
+	}
+	ideal := time.Duration(slept.Load()) / workers
+	t.Logf("makespan %v, ideal %v (%.2fx), stolen %d of %d", span, ideal, float64(span)/float64(ideal), s.Stolen, len(ds))
+}
+
+// TestParallelWake parks every worker, then submits one task per worker
+// that waits at a barrier for all the others: it completes only if every
+// parked worker is woken, not one worker left to run them in turn. Both
+// single submissions (a ring per task) and a batch (one ring for all,
+// one queue when stealing) are checked, round after round.
+func TestParallelWake(t *testing.T) {
+	watchdog(t, 60*time.Second)
+	for _, c := range []struct {
+		name string
+		cfg  Config
+	}{
+		{"w4", Config{Workers: 4}},
+		{"w8", Config{Workers: 8}},
+		{"w4-nosteal", Config{Workers: 4, NoSteal: true}},
+		{"w70", Config{Workers: 70}}, // two words of sleeper bits
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			p := New(c.cfg)
+			defer p.Close()
+			n := len(p.workers)
+			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+			defer cancel()
+			// A barrier that gives up with ctx, so that a failure reports
+			// instead of leaving Close waiting on stuck workers.
+			type barrier struct {
+				in  atomic.Int32
+				all chan struct{}
+			}
+			meet := NewTask(p, func(b *barrier) int {
+				if int(b.in.Add(1)) == n {
+					close(b.all)
+				}
+				select {
+				case <-b.all:
+					return 1
+				case <-ctx.Done():
+					return 0
+				}
+			})
+			for round := range scale(40) {
+				if !eventually(10*time.Second, func() bool { return p.Stats().Parked == n }) {
+					t.Fatalf("round %d: workers not parked: %+v", round, p.Stats())
+				}
+				b := &barrier{all: make(chan struct{})}
+				fs := make([]Future[int], n)
+				if round%2 == 0 {
+					for i := range fs {
+						fs[i] = meet.Call(b)
+					}
+				} else {
+					ins := make([]*barrier, n)
+					for i := range ins {
+						ins[i] = b
+					}
+					meet.CallBatch(ins, fs)
+				}
+				for i, f := range fs {
+					if v, err := f.Wait(context.Background()); err != nil || v != 1 {
+						t.Fatalf("round %d: call %d: %v, %v: not every parked worker woke; %+v", round, i, v, err, p.Stats())
+					}
+				}
+			}
+		})
+	}
+}
