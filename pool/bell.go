@@ -1,7 +1,10 @@
 package pool
 
 import (
+	"bytes"
 	"math/bits"
+	"os"
+	"runtime"
 	"sync/atomic"
 
 	"github.com/knit-go/knit"
@@ -83,4 +86,40 @@ func (s *sleepers) claimAny(n int) int {
 		}
 	}
 	return got
+}
+
+// storeLoadFence orders the caller's earlier atomic stores before its
+// later atomic loads where sync/atomic alone does not: under qemu-user
+// emulation of arm64 (or another weak architecture) on an x86 host, the
+// guest's store-release then load-acquire become a plain host store and
+// load, which x86 may reorder (knit.Event documents the failure: a
+// store-buffering litmus test lost 7 times in 200,000). Each pairing
+// above (publish then load the bits; set a bit or a flag then re-check)
+// is exactly that pattern, and Event's own fence is no help when the
+// pool decides not to call Notify. On real hardware it is a load of a
+// read-only flag and a predictable branch.
+func storeLoadFence() {
+	if emulatedStoreLoad {
+		fenceWord.Add(0) // a locked read-modify-write: a full barrier on the host
+	}
+}
+
+var (
+	emulatedStoreLoad = detectEmulatedStoreLoad()
+	fenceWord         atomic.Uint32
+)
+
+// detectEmulatedStoreLoad reports a non-x86 Linux process whose
+// /proc/cpuinfo describes an x86 CPU, as knit.Event does: qemu-user passes
+// the host's file through, and no native non-x86 kernel prints x86's
+// vendor_id field.
+func detectEmulatedStoreLoad() bool {
+	if runtime.GOOS != "linux" || runtime.GOARCH == "amd64" || runtime.GOARCH == "386" {
+		return false
+	}
+	b, err := os.ReadFile("/proc/cpuinfo")
+	if err != nil {
+		return false
+	}
+	return bytes.HasPrefix(b, []byte("vendor_id")) || bytes.Contains(b, []byte("\nvendor_id"))
 }

@@ -77,27 +77,29 @@ const DefaultQueueSize = 1024
 // no polling timeout.
 //
 // Adjusted by measurement: the single worker spins only when GOMAXPROCS
-// is at least 4. Call+Wait round trips on a 2-vCPU VM (GOMAXPROCS 2),
-// one worker, three interleaved rounds of 20000 calls:
+// is at least 4. BenchmarkCallWait on a 2-vCPU VM (GOMAXPROCS 2), one
+// worker, medians of five interleaved rounds, spin 50 µs against parking
+// at once (spin/park time in the same round):
 //
-//	worker parks at once           0.68-0.88 µs/call (1.00 park/call)
-//	worker spins 50 µs             1.5-1.8 µs/call, 2x the CPU (0.99 spin hits/call)
-//	batches of 100, parks at once  0.16-0.30 µs/call
-//	batches of 100, spins 50 µs    0.45-2.8 µs/call
+//	1 call then wait      0.67 vs 0.64 µs/call   1.04x (0.70-1.36)
+//	25 calls then wait    0.29 vs 0.22 µs/call   1.36x
+//	50 calls then wait    0.22 vs 0.20 µs/call   1.38x
+//	100 calls then wait   0.24 vs 0.19 µs/call   1.12x
 //
-// On two CPUs the submitter needs the core the spinner holds (seed 003:
-// spin-before-park lost every round on two cores), so the spin loses
-// even when it catches every call. Four Ps leave one for the worker, one
-// for the submitter and room for the rest of the program and the
-// garbage collector's workers (a quarter of the Ps); it is the threshold
+// So on two CPUs the spin buys nothing and costs up to a third more: the
+// submitter needs the core the spinner holds (seed 003: spin-before-park
+// lost every round on two cores). Four Ps leave one for the worker, one
+// for the submitter and room for the rest of the program and the garbage
+// collector's workers (a quarter of the Ps); it is the threshold
 // knit.DefaultRingSpin uses too. Above two CPUs the threshold is not
 // measured here. GOMAXPROCS, not the CPU count, is what counts: a
 // spinning goroutine holds a P.
 //
-// A spinning worker that has just readied a parked caller yields once
-// before it spins (see worker.loop): the Go scheduler puts the woken
-// caller on the waker's P, behind the spinner, and without the yield the
-// same measurement gave 138-220 µs/call.
+// A spinning worker yields its P when it starts spinning and every 10 µs
+// (see worker.spinForWork): the Go scheduler puts a goroutine woken by
+// this worker on this worker's P, behind the spinner. Without the yields
+// one call then wait took 58 µs/call spinning (the caller waited out the
+// spin every time), and 100 calls then wait 1.3 µs/call.
 const DefaultSpin = 50 * time.Microsecond
 
 // minProcsToSpin is the GOMAXPROCS below which the default policy never

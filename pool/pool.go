@@ -131,11 +131,11 @@ func New(cfg Config) *Pool {
 }
 
 // waitPark is how Future.Wait parks: at once, in the Go scheduler. A
-// caller that spins holds its P, and the worker its ring readied sits
-// on that P's run-next slot behind it until another P steals it: with a
-// 50 µs spin in Wait, Call+Wait round trips on the 2-vCPU VM took 84-225
-// µs/call against 0.7-0.9 µs parking at once (the worker parking too) and
-// 1.5-1.8 µs (the worker spinning).
+// caller that spins holds its P, and the worker its Call readied sits on
+// that P's run-next slot behind it until another P steals it: with a 50
+// µs spin in Wait, one-at-a-time Call+Wait on the 2-vCPU VM took 84-225
+// µs/call, against 0.7-0.9 µs parking at once (both measured before
+// Wait's yield, which took the latter to 0.5-0.7 µs).
 var waitPark = knit.Park{}
 
 func logPanic(value any, stack []byte) {
@@ -200,6 +200,7 @@ func (p *Pool) submitSlow(j job, i int, block bool) error {
 		}
 		t := p.room.Prepare()
 		p.roomWanted.Store(true)
+		storeLoadFence() // the flag, then the re-check
 		if w := p.tryPushAny(j, i); w != nil {
 			p.room.Cancel(t)
 			p.ring(w, 1)
@@ -228,6 +229,7 @@ func (p *Pool) tryPushAny(j job, i int) *worker {
 // wakes up to n parked workers when stealing (any of them can take the
 // tasks), w otherwise. With no worker parked it is one atomic load.
 func (p *Pool) ring(w *worker, n int) {
+	storeLoadFence() // the publish, then the load of the bits
 	if p.steal {
 		if k := p.asleep.claimAny(n); k > 0 {
 			p.bell.Notify(k)

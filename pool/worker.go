@@ -115,6 +115,7 @@ func (w *worker) loop() {
 		}
 		t := bell.Prepare()
 		p.asleep.set(w.id) // after Prepare, before the re-check: see bell.go
+		storeLoadFence()
 		if j := w.next(); j != nil {
 			bell.Cancel(t)
 			w.run(j)
@@ -170,6 +171,7 @@ func (w *worker) next() job {
 // would cost a wake per task once a producer outruns the workers.
 func (w *worker) popped(q *knit.MPMC[job]) {
 	w.taken.inc()
+	storeLoadFence() // the pop that freed a slot, then the load of the flag
 	if p := w.p; p.roomWanted.Load() && q.Len() <= q.Cap()/2 && p.roomWanted.CompareAndSwap(true, false) {
 		p.room.NotifyAll()
 	}
