@@ -240,9 +240,9 @@ func TestEventCtx(t *testing.T) {
 			}
 			checkEventIdle(t, &e)
 
+			start := time.Now() // before the deadline is set, which counts from WithTimeout
 			dctx, dcancel := context.WithTimeout(context.Background(), 5*time.Millisecond)
 			defer dcancel()
-			start := time.Now()
 			if err := eventWait(dctx, &e, p, never); !errors.Is(err, context.DeadlineExceeded) {
 				t.Errorf("Wait past deadline = %v, want context.DeadlineExceeded", err)
 			}
