@@ -16,6 +16,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/knit-go/knit/internal/cputime"
 )
 
 // Benchmarks: a round trip (send a message, get it echoed back) and
@@ -126,9 +128,8 @@ func runBench(b *testing.B, tr string, size int, roundTrip bool) {
 }
 
 func selfCPU() time.Duration {
-	var ru syscall.Rusage
-	syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+	d, _ := cputime.Process()
+	return d
 }
 
 func childCPU(c *child) time.Duration {
