@@ -1,15 +1,14 @@
 package knit
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"math"
-	"os"
-	"runtime"
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/knit-go/knit/internal/emul"
 )
 
 // Event is an eventcount: a doorbell that a waiter registers at before it
@@ -284,43 +283,18 @@ func (e *Event) Notify(n int) {
 	}
 }
 
-// emulatedStoreLoad is set when this arm64 (or other non-x86) process runs
-// under user-mode emulation on an x86 host, such as qemu-user in CI.
-// There the guest's STLR followed by LDAR, which ARMv8 orders (that is
-// what makes Go's atomics sequentially consistent on arm64), becomes a
-// host store and load with nothing between them, and x86 lets the load
-// pass the store: a store-buffering litmus test of sync/atomic failed 7
-// times in 200,000 under qemu-aarch64 7.2 on the 2-vCPU VM, never
-// natively. The Dekker pairing in Notify (the caller's publishing store,
-// then the load of waiters) is exactly that pattern, and lost wakeups
-// followed. An atomic read-modify-write is a full barrier on the host
-// (a locked instruction), so under emulation Notify issues one and loads
+// emulatedStoreLoad is set under qemu-user emulation on an x86 host,
+// where the caller's publishing store and Notify's load of waiters (a
+// Dekker pairing) can be reordered and wakeups were lost (see
+// internal/emul). Under emulation Notify issues a host barrier and loads
 // waiters again. On real hardware the flag is false and costs Notify a
 // second load, of a read-only word, and a predictable branch.
-var emulatedStoreLoad = detectEmulatedStoreLoad()
-
-// storeLoadFence is the word Notify's emulation-only barrier updates.
-var storeLoadFence atomic.Uint32
-
-// detectEmulatedStoreLoad reports a non-x86 Linux process whose
-// /proc/cpuinfo describes an x86 CPU: qemu-user passes the host's file
-// through, and no native arm64, riscv64 or other kernel prints x86's
-// vendor_id field.
-func detectEmulatedStoreLoad() bool {
-	if runtime.GOOS != "linux" || runtime.GOARCH == "amd64" || runtime.GOARCH == "386" {
-		return false
-	}
-	b, err := os.ReadFile("/proc/cpuinfo")
-	if err != nil {
-		return false
-	}
-	return bytes.HasPrefix(b, []byte("vendor_id")) || bytes.Contains(b, []byte("\nvendor_id"))
-}
+var emulatedStoreLoad = emul.StoreLoadBroken
 
 // notify is Notify with a waiter registered (or under emulation).
 func (e *Event) notify(n int) {
 	if emulatedStoreLoad {
-		storeLoadFence.Add(0)
+		emul.StoreLoadFence()
 		if e.waiters.Load() == 0 {
 			return
 		}

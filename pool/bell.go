@@ -1,22 +1,19 @@
 package pool
 
 import (
-	"bytes"
 	"math/bits"
-	"os"
-	"runtime"
 	"sync/atomic"
 
 	"github.com/knit-go/knit"
+	"github.com/knit-go/knit/internal/emul"
 )
 
 // Who rings whom. A knit.Event's Notify is one load when nobody is
-// registered, but once a sleeper has been dequeued and readied, every
-// Notify until that goroutine actually runs still takes the Event's lock
-// (it cannot tell a readied sleeper from a sleeping one). A submitter
-// that keeps publishing while the worker it woke waits for a P would pay
-// that lock on every publish, and so would a worker draining while the
-// submitter it woke waits. So the pool hands out one ring per sleep: a
+// registered, but a worker that is registered and not yet asleep (it is
+// re-checking, or spinning) still makes every Notify bump the Event's
+// word, and with several workers parked on one shared Event each publish
+// would otherwise wake one more of them than the work needs. So the pool
+// hands out one ring per sleep: a
 // worker that is about to park sets its bit in sleepers (after Prepare,
 // before its re-check), and a publisher rings only if it claims, by
 // clearing, a set bit.
@@ -89,37 +86,8 @@ func (s *sleepers) claimAny(n int) int {
 }
 
 // storeLoadFence orders the caller's earlier atomic stores before its
-// later atomic loads where sync/atomic alone does not: under qemu-user
-// emulation of arm64 (or another weak architecture) on an x86 host, the
-// guest's store-release then load-acquire become a plain host store and
-// load, which x86 may reorder (knit.Event documents the failure: a
-// store-buffering litmus test lost 7 times in 200,000). Each pairing
-// above (publish then load the bits; set a bit or a flag then re-check)
-// is exactly that pattern, and Event's own fence is no help when the
-// pool decides not to call Notify. On real hardware it is a load of a
-// read-only flag and a predictable branch.
-func storeLoadFence() {
-	if emulatedStoreLoad {
-		fenceWord.Add(0) // a locked read-modify-write: a full barrier on the host
-	}
-}
-
-var (
-	emulatedStoreLoad = detectEmulatedStoreLoad()
-	fenceWord         atomic.Uint32
-)
-
-// detectEmulatedStoreLoad reports a non-x86 Linux process whose
-// /proc/cpuinfo describes an x86 CPU, as knit.Event does: qemu-user passes
-// the host's file through, and no native non-x86 kernel prints x86's
-// vendor_id field.
-func detectEmulatedStoreLoad() bool {
-	if runtime.GOOS != "linux" || runtime.GOARCH == "amd64" || runtime.GOARCH == "386" {
-		return false
-	}
-	b, err := os.ReadFile("/proc/cpuinfo")
-	if err != nil {
-		return false
-	}
-	return bytes.HasPrefix(b, []byte("vendor_id")) || bytes.Contains(b, []byte("\nvendor_id"))
-}
+// later atomic loads under qemu-user emulation, where sync/atomic alone
+// does not (see internal/emul). Each pairing above (publish then load the
+// bits; set a bit or a flag then re-check) is exactly that pattern, and
+// Event's own fence is no help when the pool decides not to call Notify.
+func storeLoadFence() { emul.StoreLoadFence() }
