@@ -253,6 +253,9 @@ func (e *Event) Wait(ctx context.Context, t Ticket, p Park) error {
 	if done != nil {
 		if err := ctx.Err(); err != nil {
 			e.waiters.Add(-1)
+			if e.seq.Load() != tk {
+				return nil // notified before the cancellation: report the wake
+			}
 			return err
 		}
 	}
@@ -336,6 +339,12 @@ func (e *Event) sleepFutex(ctx context.Context, done <-chan struct{}, t uint32) 
 	for e.seq.Load() == t {
 		if done != nil {
 			if err = ctx.Err(); err != nil {
+				// A Notify that came before the cancellation moved
+				// the word first: report the wake, not the ctx (the
+				// caller's loop sees the ctx on its next check).
+				if e.seq.Load() != t {
+					err = nil
+				}
 				break
 			}
 		}
