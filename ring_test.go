@@ -119,8 +119,7 @@ func TestRingLayout(t *testing.T) {
 	if d := unsafe.Offsetof(s.buf) - unsafe.Offsetof(s.head); d < uintptr(CacheLineSize) {
 		t.Errorf("SPSC buf-head distance %d < line %d", d, CacheLineSize)
 	}
-	if unsafe.Offsetof(s.headCache)/uintptr(CacheLineSize) != unsafe.Offsetof(s.tail)/uintptr(CacheLineSize) &&
-		unsafe.Offsetof(s.headCache)-unsafe.Offsetof(s.tail) >= uintptr(CacheLineSize) {
+	if d := unsafe.Offsetof(s.headCache) - unsafe.Offsetof(s.tail); d >= uintptr(CacheLineSize) {
 		t.Errorf("SPSC.headCache is not on the producer's line")
 	}
 	var r seqRing[int]

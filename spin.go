@@ -43,15 +43,15 @@ func clockInit() {
 		// The counter does not move (or moves backwards): fall back to
 		// the monotonic clock, which the pure-Go wait loop understands.
 		clockWarning = "cycle counter unusable; using the monotonic clock"
-		useMonotonic.Store(true)
+		useMonotonic = true
 		counterHz = 1e9
 	}
 	ticksPerNs = float64(counterHz) / 1e9
 }
 
 // useMonotonic makes now() read the monotonic clock instead of the cycle
-// counter; set only when calibration failed.
-var useMonotonic atomic.Bool
+// counter; set only when calibration failed, at init, and read-only after.
+var useMonotonic bool
 
 // measureCounterHz times the counter against the monotonic clock over
 // three windows and keeps the median. Each end of a window is a bracketed
@@ -95,7 +95,7 @@ func counterSample() (uint64, time.Time) {
 
 // now reads the counter the deadlines are expressed in.
 func now() uint64 {
-	if useMonotonic.Load() {
+	if useMonotonic {
 		return monoNow()
 	}
 	return archCycles()
@@ -177,7 +177,7 @@ func SpinUntil(addr *atomic.Uint32, old uint32, budget time.Duration) bool {
 		return false
 	}
 	p := (*uint32)(unsafe.Pointer(addr))
-	if useMonotonic.Load() {
+	if useMonotonic {
 		return spinUntilMonotonic(conf.kind, p, old, budget)
 	}
 	start := archCycles()

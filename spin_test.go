@@ -235,15 +235,31 @@ func TestSpinUntilHandoff(t *testing.T) {
 	}
 }
 
+// TestPause: Pause(n) spends at least a fraction of n calibrated hints
+// (a lower bound, which noise can only help), returns at once for n <= 0
+// and under SpinNone, and splits long runs into preemptible batches.
 func TestPause(t *testing.T) {
+	const n = 3 * maxPauseBatch / 2
 	for _, k := range availableKinds() {
 		withSpin(t, k, func() {
 			Pause(0)
 			Pause(-3)
-			Pause(1)
-			Pause(3 * maxPauseBatch / 2)
+			ns := CPU().SpinNs
+			start := time.Now()
+			Pause(n)
+			el := time.Since(start)
+			if k != SpinNone && el < time.Duration(ns*n/4) {
+				t.Errorf("%v: Pause(%d) took %v, less than a quarter of %d hints at %.1f ns", k, n, el, n, ns)
+			}
 		})
 	}
+	withSpin(t, SpinNone, func() {
+		start := time.Now()
+		Pause(1 << 30)
+		if el := time.Since(start); el > time.Second {
+			t.Errorf("SpinNone: Pause(1<<30) spun for %v", el)
+		}
+	})
 }
 
 func TestBackoffSteps(t *testing.T) {
@@ -298,10 +314,11 @@ func TestSpinEnv(t *testing.T) {
 		return
 	}
 	auto := CPU().Spin
-	cases := []struct {
+	type envCase struct {
 		env, wantSpin string
 		wantWarn      bool
-	}{
+	}
+	cases := []envCase{
 		{"bogus", auto.String(), true},
 		{"none", "none", false},
 		{"loop", "loop", false},
@@ -309,15 +326,9 @@ func TestSpinEnv(t *testing.T) {
 	}
 	for k := SpinPause; k < numSpinKinds; k++ {
 		if k.Available() {
-			cases = append(cases, struct {
-				env, wantSpin string
-				wantWarn      bool
-			}{k.String(), k.String(), false})
+			cases = append(cases, envCase{k.String(), k.String(), false})
 		} else {
-			cases = append(cases, struct {
-				env, wantSpin string
-				wantWarn      bool
-			}{k.String(), auto.String(), true})
+			cases = append(cases, envCase{k.String(), auto.String(), true})
 		}
 	}
 	for _, c := range cases {
