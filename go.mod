@@ -3,7 +3,7 @@ module github.com/knit-go/knit
 go 1.26.0
 
 require (
-	github.com/google/go-cmp v0.7.0 // indirect
-	github.com/klauspost/cpuid/v2 v2.4.2 // indirect
-	golang.org/x/sys v0.50.0 // indirect
+	github.com/google/go-cmp v0.7.0
+	github.com/klauspost/cpuid/v2 v2.4.2
+	golang.org/x/sys v0.50.0
 )
