@@ -278,3 +278,10 @@ func (b *Backoff) IsCompleted() bool {
 
 // Reset starts the policy over, keeping the budget.
 func (b *Backoff) Reset() { *b = Backoff{Budget: b.Budget} }
+
+// NoSpin is the spin budget that never spins. Every spin budget in knit
+// (WithSpin, Park.Spin, pool.Config.Spin, shm.Ring.SetSpin) reads the
+// same way: a positive budget spins that long before parking, zero picks
+// the default of the place, which never spins while GOMAXPROCS is below
+// four, and NoSpin (any negative value) parks at once.
+const NoSpin time.Duration = -1
