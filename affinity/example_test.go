@@ -76,16 +76,3 @@ func ExampleParseTopology() {
 	// worker on CPU 2, helper on CPU 6
 	// worker on CPU 3, helper on CPU 7
 }
-
-func ExamplePin() {
-	release, err := affinity.Pin(0)
-	if errors.Is(err, errors.ErrUnsupported) {
-		return // darwin and others: no thread affinity; see SetQoS
-	}
-	if err != nil {
-		log.Fatal(err) // for example, CPU 0 is not in Available()
-	}
-	defer release() // on this goroutine: restores the mask, then unlocks
-
-	// This goroutine now runs alone on an OS thread that runs only on CPU 0.
-}

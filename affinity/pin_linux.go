@@ -3,6 +3,7 @@ package affinity
 import (
 	"fmt"
 	"runtime"
+	"sync"
 	"sync/atomic"
 	"unsafe"
 
@@ -31,15 +32,17 @@ func Available() (CPUSet, error) {
 }
 
 // Pin locks the calling goroutine to its OS thread and restricts that
-// thread to cpu. The release function undoes both, in the order that
-// keeps the thread safe to reuse: it restores the thread's previous CPU
-// mask, then unlocks the goroutine.
+// thread to cpu. The release function undoes both: the thread gets back
+// the CPU mask it had before the pin, and the goroutine is unlocked.
 //
 // release must be called on the goroutine that called Pin (it panics on
 // another), and calls after the first do nothing. A goroutine that exits
 // while pinned takes its thread with it: the runtime ends a thread whose
 // goroutine exits locked, so a pinned thread never runs other goroutines.
-// Pins nest: an inner release restores the outer pin's mask.
+// Pins nest, and may be released in any order: while pins are held the
+// thread keeps the mask of the latest one still held, and it returns to
+// the scheduler, with the mask it had before the first, only when the
+// last is released.
 //
 // cpu must be in Available(); otherwise the error wraps ErrNotAvailable
 // and names the available set, and nothing has changed: the goroutine is
@@ -100,12 +103,41 @@ func onUnpinnedThread(f func()) {
 	<-done
 }
 
+// The pins held on each thread, so that releases in any order leave the
+// thread with the right mask. A pin saves no mask of its own to restore:
+// releasing the outer of two pins first would otherwise put back the mask
+// from before both while the inner still holds, and the inner's release
+// would then hand the thread to the scheduler narrowed to the outer CPU.
+//
+// threads is keyed by thread id. A goroutine that exits pinned ends its
+// thread and leaves its entry behind; the kernel may give the id to a new
+// thread, so an entry is trusted only while the thread's mask is still
+// the one its latest pin set (a new thread starts with the process mask
+// and a fresh entry replaces the stale one). What is left behind is one
+// small entry per thread id that ended pinned.
+var (
+	threadsMu sync.Mutex
+	threads   = map[int]*threadPins{}
+)
+
+type threadPins struct {
+	base unix.CPUSetDynamic // the mask before the first pin
+	held []*pin             // the pins not yet released, oldest first
+}
+
+type pin struct {
+	mask unix.CPUSetDynamic // the mask this pin set
+	old  unix.CPUSetDynamic // the mask before it, used only if its entry was lost
+}
+
 // pinSet pins to a non-empty set of available CPUs.
 func pinSet(set CPUSet) (release func(), err error) {
 	runtime.LockOSThread()
-	old, err := getMask()
+	tid := unix.Gettid()
+	cur, err := getMask()
+	mask := toMask(set)
 	if err == nil {
-		err = unix.SchedSetaffinityDynamic(0, toMask(set))
+		err = unix.SchedSetaffinityDynamic(0, mask)
 		if err != nil {
 			err = fmt.Errorf("affinity: sched_setaffinity %v: %w", set, err)
 		}
@@ -114,8 +146,16 @@ func pinSet(set CPUSet) (release func(), err error) {
 		runtime.UnlockOSThread()
 		return nil, err
 	}
+	p := &pin{mask: mask, old: cur}
+	threadsMu.Lock()
+	tp := threads[tid]
+	if tp == nil || len(tp.held) == 0 || !sameMask(tp.held[len(tp.held)-1].mask, cur) {
+		tp = &threadPins{base: cur}
+		threads[tid] = tp
+	}
+	tp.held = append(tp.held, p)
+	threadsMu.Unlock()
 	pins.Add(1)
-	tid := unix.Gettid()
 	var released atomic.Bool
 	return func() {
 		if released.Load() {
@@ -127,16 +167,55 @@ func pinSet(set CPUSet) (release func(), err error) {
 			panic("affinity: release called on a goroutine other than the one that pinned")
 		}
 		released.Store(true)
-		if unix.SchedSetaffinityDynamic(0, old) != nil {
-			// The old mask's CPUs went offline. Stay locked rather than
-			// hand the runtime a thread with a stray mask: the thread
-			// ends when this goroutine does. The pin stays counted, as
-			// this goroutine's thread is still not the process's.
+		if unpin(tid, p) != nil {
+			// The mask to restore names CPUs that went offline. Stay
+			// locked rather than hand the runtime a thread with a stray
+			// mask: the thread ends when this goroutine does. The pin
+			// stays counted, as this goroutine's thread is still not
+			// the process's.
 			return
 		}
 		pins.Add(-1)
 		runtime.UnlockOSThread()
 	}, nil
+}
+
+// unpin drops p from the calling thread's pins and gives the thread the
+// mask of the latest pin still held, or the one from before the first.
+func unpin(tid int, p *pin) error {
+	threadsMu.Lock()
+	defer threadsMu.Unlock()
+	tp := threads[tid]
+	i := -1
+	if tp != nil {
+		for j, q := range tp.held {
+			if q == p {
+				i = j
+			}
+		}
+	}
+	if i < 0 {
+		// The entry was replaced: something else set this thread's mask
+		// after the pin. Restore what the pin found.
+		return unix.SchedSetaffinityDynamic(0, p.old)
+	}
+	top := i == len(tp.held)-1
+	tp.held = append(tp.held[:i], tp.held[i+1:]...)
+	if !top {
+		return nil // a later pin still holds, and its mask stays
+	}
+	want := tp.base
+	if n := len(tp.held); n > 0 {
+		want = tp.held[n-1].mask
+	} else {
+		delete(threads, tid)
+	}
+	return unix.SchedSetaffinityDynamic(0, want)
+}
+
+// sameMask compares two masks over the CPUs either can name.
+func sameMask(a, b unix.CPUSetDynamic) bool {
+	return fromMask(a) == fromMask(b)
 }
 
 // Current returns the CPU the calling thread is running on. Unless the

@@ -9,6 +9,8 @@ import (
 	"runtime"
 	"strconv"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -314,7 +316,13 @@ func TestAvailableUnderTaskset(t *testing.T) {
 	if err := unix.SchedSetaffinityDynamic(0, toMask(one)); err != nil {
 		t.Fatal(err)
 	}
-	cmd := exec.Command(os.Args[0], "-test.run=^TestTasksetChild$", "-test.v")
+	// Under an emulator the kernel does not know (binfmt_misc not set
+	// up), KNIT_TEST_EXEC names the wrapper the child must run under.
+	args := []string{os.Args[0], "-test.run=^TestTasksetChild$", "-test.v"}
+	if w := strings.Fields(os.Getenv("KNIT_TEST_EXEC")); len(w) > 0 {
+		args = append(w, args...)
+	}
+	cmd := exec.Command(args[0], args[1:]...)
 	cmd.Env = append(os.Environ(), "AFFINITY_TASKSET_CHILD="+strconv.Itoa(b))
 	out, err := cmd.CombinedOutput()
 	if rerr := unix.SchedSetaffinityDynamic(0, old); rerr != nil {
@@ -355,5 +363,133 @@ func TestTasksetChild(t *testing.T) {
 	}
 	if len(l.CPUs) != 1 || l.CPUs[0].ID != cpu || l.CPUs[0].Siblings.String() != want {
 		t.Errorf("Topology() under taskset -c %s: %+v", want, l.CPUs)
+	}
+}
+
+// Nested pins released outer first: the thread keeps the inner pin's mask
+// while that pin holds, and gets its own mask back with the last release.
+func TestReleaseOutOfOrder(t *testing.T) {
+	a, b := twoCPUs(t)
+	runtime.LockOSThread() // so that the checks below look at the pinned thread
+	defer runtime.UnlockOSThread()
+	before := threadMask(t)
+	outer, err := Pin(a)
+	if err != nil {
+		t.Fatal(err)
+	}
+	inner, err := Pin(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	outer()
+	if m := threadMask(t); m.String() != strconv.Itoa(b) {
+		t.Errorf("outer released first: mask %v, want the inner pin's %d", m, b)
+	}
+	inner()
+	if m := threadMask(t); m != before {
+		t.Fatalf("both released: mask %v, want %v", m, before)
+	}
+
+	// Three deep, the middle one first.
+	var sets [3]CPUSet
+	var rel [3]func()
+	for i, cpu := range []int{a, b, a} {
+		sets[i].Add(cpu)
+		if rel[i], err = PinSet(sets[i]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, step := range []struct {
+		i    int
+		want CPUSet
+	}{{1, sets[2]}, {2, sets[0]}, {0, before}} {
+		rel[step.i]()
+		if m := threadMask(t); m != step.want {
+			t.Errorf("after releasing pin %d: mask %v, want %v", step.i, m, step.want)
+		}
+	}
+
+	// The goroutine is unlocked exactly once per pin.
+	if threadEnds(t, func() {
+		r1, err1 := Pin(a)
+		r2, err2 := Pin(b)
+		if err1 != nil || err2 != nil {
+			t.Error(err1, err2)
+			return
+		}
+		r1()
+		r2()
+	}) {
+		t.Error("pins released out of order left the goroutine locked")
+	}
+}
+
+// The fault as a user met it: after r1 := Pin(0); r2 := Pin(1); r1();
+// r2() on a goroutine that then runs on, the thread went back to the
+// scheduler narrowed to CPU 0, and Available() and Pin(1) failed on
+// whichever goroutines later ran there.
+func TestOutOfOrderLeavesNoNarrowedThread(t *testing.T) {
+	a, b := twoCPUs(t)
+	avail := available(t)
+	for range 20 {
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			r1, err1 := Pin(a)
+			r2, err2 := Pin(b)
+			if err1 != nil || err2 != nil {
+				t.Error(err1, err2)
+				return
+			}
+			r1()
+			r2()
+		}()
+		<-done
+	}
+	var wg sync.WaitGroup
+	var bad atomic.Int32
+	for range 200 {
+		wg.Go(func() {
+			got, err := Available()
+			release, perr := Pin(b)
+			if perr == nil {
+				release()
+			}
+			if err != nil || got != avail || perr != nil {
+				bad.Add(1)
+			}
+		})
+	}
+	wg.Wait()
+	if n := bad.Load(); n != 0 {
+		t.Errorf("%d of 200 goroutines saw a narrowed thread (Available() short of %v, or Pin(%d) refused)", n, avail, b)
+	}
+}
+
+// A thread id left behind by a goroutine that exited pinned, and reused
+// by a new thread, is not taken for that thread's pins.
+func TestStaleThreadEntry(t *testing.T) {
+	a, b := twoCPUs(t)
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	before := threadMask(t)
+	var stale CPUSet
+	stale.Add(b)
+	tid := unix.Gettid()
+	threadsMu.Lock()
+	threads[tid] = &threadPins{base: toMask(stale), held: []*pin{{mask: toMask(stale)}}}
+	threadsMu.Unlock()
+	release, err := Pin(a)
+	if err != nil {
+		t.Fatal(err)
+	}
+	release()
+	if m := threadMask(t); m != before {
+		t.Errorf("after a pin over a stale entry: mask %v, want %v", m, before)
+	}
+	threadsMu.Lock()
+	defer threadsMu.Unlock()
+	if _, ok := threads[tid]; ok {
+		t.Error("the thread's entry outlived its last pin")
 	}
 }
