@@ -23,8 +23,8 @@ import (
 // Benchmarks: a round trip (send a message, get it echoed back) and
 // one-way throughput for 64 B, 4 KiB and 64 KiB messages, over
 //
-//	shm         two processes, two rings, the default spin (none on
-//	            machines with fewer than 4 CPUs, DefaultSpin otherwise)
+//	shm         two processes, two rings, the default spin (none while
+//	            GOMAXPROCS is below 4, DefaultSpin otherwise)
 //	shm-spin    the same with SetSpin(DefaultSpin) on both sides
 //	unix        a unix-domain stream socket pair (net.Conn in the parent)
 //	pipe        two pipes
@@ -82,7 +82,7 @@ func runBench(b *testing.B, tr string, size int, roundTrip bool) {
 	var l link
 	switch tr {
 	case "shm":
-		l = shmLink(b, mode, defaultSpin)
+		l = shmLink(b, mode, 0)
 	case "shm-spin":
 		l = shmLink(b, mode, DefaultSpin)
 	case "inproc":

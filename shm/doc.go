@@ -1,21 +1,21 @@
 // Package shm moves byte messages between processes through shared
-// memory: a mapped region passed to a child as an inherited file
-// descriptor, single-producer single-consumer rings of variable-length
-// records inside it, process-shared futex doorbells that ring only when
-// the other side sleeps, peer-death detection, and a small process-worker
-// pool on top. It is knit's answer to Knitting's process workers.
+// memory, and runs a handler in child processes over it.
 //
-// # Pieces
+// Two levels:
 //
-//	region*.go    Create / OpenFile / OpenFD: the mapping (memfd on Linux,
-//	              an unlinked 0600 file on macOS, ErrUnsupported elsewhere)
-//	layout.go     the ring header: fields, offsets, checksum, validation
-//	ring.go       CreateRing / AttachRing and the record format
-//	ring_ops.go   Send, Recv, Reserve/Commit, Peek/Release, Close
-//	park.go       spin, then sleep on a shared futex; peer-death polling
-//	liveness*.go  is the peer process alive (pidfd, kqueue)
-//	workers.go    StartWorkers / ServeIfChild: N child processes, one
-//	              pair of rings each
+//   - Workers: StartWorkers starts N copies of this program (or another)
+//     as children, and Workers.Call runs a request through the handler
+//     the children passed to ServeIfChild, which must be the first call in
+//     main. A child that dies fails its call with ErrWorkerDied and is
+//     restarted, with a back-off when it keeps dying (ErrCrashLoop). The
+//     repository's examples/shmworkers is a complete program.
+//   - Regions and rings: Create maps a region of memory backed by a
+//     descriptor that a child inherits through exec.Cmd.ExtraFiles and maps
+//     with OpenFD or OpenFile. CreateRing lays out a single-producer
+//     single-consumer ring of messages in it, and AttachRing, usually in
+//     the other process, takes the other end. Send and Recv copy a message
+//     in and out; Reserve/Commit and Peek/Release work in place, without a
+//     copy.
 //
 // # Trust
 //
@@ -23,24 +23,26 @@
 // peer can make calls fail (ErrCorrupt, ErrClosed, a stall until the
 // caller's context ends) but cannot make this side panic, read or write
 // outside the ring, or loop without bound. Every index and length read
-// from shared memory is loaded once into a local, checked, and only then
-// used. On Linux a region is a memfd sealed against shrinking, so the peer
-// cannot truncate it under the mapping (which would raise SIGBUS); macOS
-// has no seals, and there a peer holding the descriptor could truncate the
-// file: the checks above cover the contents of the region, not its size.
+// from shared memory is checked before it is used. On Linux a region is a
+// memfd sealed against shrinking, so the peer cannot truncate it under the
+// mapping (which would raise SIGBUS); macOS has no seals, and there a peer
+// holding the descriptor could truncate the file.
 //
-// # Blocking and the Go scheduler
+// # Blocking
 //
-// A blocking call spins for the ring's spin budget (SetSpin; none by
-// default on machines with fewer than 4 CPUs, where a spinner holds the
-// core its peer needs), then sleeps in the kernel on a futex word in the
-// region (knit.FutexWaitShared): the only wait another process can end.
-// Like any blocking system call, the sleeping goroutine holds its OS
-// thread, and its P until the runtime's sysmon hands it off. Sleeps are
-// cut into slices of at most 50 ms; between slices the peer's liveness is
-// checked, so a blocked call returns ErrPeerDead within about one slice of
-// the peer's death. Builds without a process-shared futex
-// (knit_futex_fallback) poll instead, sleeping 50 µs to 1 ms at a time.
+// A blocking call spins for the ring's spin budget (SetSpin; by default
+// DefaultSpin while GOMAXPROCS is 4 or more, none below), then sleeps in
+// the kernel on a futex word in the region: the only wait another process
+// can end. The other side wakes it only when it is asleep, so a busy ring
+// makes no system calls. Like any blocking system call, the sleep holds
+// its OS thread. A sleeping call checks the peer's process every 50 ms,
+// so it returns ErrPeerDead within about that long of the peer's death
+// (at once for Workers, which reap their children). Builds with the
+// knit_futex_fallback tag poll instead, sleeping 50 µs to 1 ms at a time.
+//
+// Closing a Region while other goroutines are inside ring calls on it is
+// safe: they return errors matching ErrClosed, and the memory is unmapped
+// after the last has left.
 //
 // # Platforms
 //

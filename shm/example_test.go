@@ -7,45 +7,15 @@ import (
 	"log"
 	"os"
 	"os/exec"
-	"strings"
-	"testing"
 
 	"github.com/knit-go/knit/shm"
 )
 
-func TestMain(m *testing.M) {
-	// A worker child serves and exits here; so do the examples' and the
-	// tests' other children. Only the parent runs the tests.
-	shm.ServeIfChild(shm.WorkerHandler)
-	if os.Getenv("SHM_EXAMPLE_PEER") == "1" {
-		examplePeer()
-		os.Exit(0)
-	}
-	if code, ok := shm.RunTestChild(); ok {
-		os.Exit(code)
-	}
-	os.Exit(m.Run())
-}
-
-// peerCommand re-executes this program as the example's peer; under an
-// emulator that binfmt_misc does not cover, KNIT_TEST_EXEC names the
-// wrapper to run it with.
-func peerCommand(env ...string) *exec.Cmd {
-	var cmd *exec.Cmd
-	if w := strings.Fields(os.Getenv("KNIT_TEST_EXEC")); len(w) > 0 {
-		cmd = exec.Command(w[0], append(w[1:], os.Args[0])...)
-	} else {
-		cmd = exec.Command(os.Args[0])
-	}
-	cmd.Env = append(os.Environ(), env...)
-	cmd.Stderr = os.Stderr
-	return cmd
-}
-
-// The child's side of Example: map the region it inherited as fd 3,
-// take the consumer end of the request ring and the producer end of the
-// reply ring, and answer each message in upper case until the parent
-// closes.
+// examplePeer is the child's side of Example: map the region inherited as
+// fd 3, take the consumer end of the request ring and the producer end of
+// the reply ring, and answer each message in upper case until the parent
+// closes. A program calls it first thing in main when SHM_EXAMPLE_PEER is
+// set; in this test binary TestMain does.
 func examplePeer() {
 	region, err := shm.OpenFD(3)
 	if err != nil {
@@ -60,7 +30,6 @@ func examplePeer() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	defer reply.Close()
 	buf := make([]byte, req.MaxMessage())
 	for {
 		n, err := req.Recv(context.Background(), buf)
@@ -74,9 +43,9 @@ func examplePeer() {
 }
 
 // Two processes, two rings: the parent creates a region holding a
-// request ring and a reply ring, starts a child with the region as an
-// inherited descriptor, and exchanges messages with it. The child's side
-// is examplePeer above.
+// request ring and a reply ring, starts a copy of itself with the region
+// as an inherited descriptor, and exchanges messages with it. The child
+// runs examplePeer above.
 func Example() {
 	region, err := shm.Create("example", 2*shm.RingSize(4096))
 	if err != nil {
@@ -92,8 +61,10 @@ func Example() {
 		log.Fatal(err)
 	}
 
-	cmd := peerCommand("SHM_EXAMPLE_PEER=1")
+	cmd := exec.Command(os.Args[0])
+	cmd.Env = append(os.Environ(), "SHM_EXAMPLE_PEER=1")
 	cmd.ExtraFiles = []*os.File{region.File()} // fd 3 in the child
+	cmd.Stderr = os.Stderr
 	if err := cmd.Start(); err != nil {
 		log.Fatal(err)
 	}
@@ -120,23 +91,32 @@ func Example() {
 	// the parent -> THE PARENT
 }
 
-// Process workers: the same program runs as the parent and, with
-// ServeIfChild at the top of main (here TestMain), as each worker.
+// upper is the workers' handler in ExampleStartWorkers.
+func upper(req []byte) []byte { return bytes.ToUpper(req) }
+
+// Process workers: the same program runs as the parent and, started by
+// StartWorkers, as each worker. ServeIfChild comes first in main: in a
+// worker it serves calls with upper and never returns; in the parent it
+// returns at once. (This test binary's main is TestMain, which makes the
+// same call.)
 func ExampleStartWorkers() {
-	ws, err := shm.StartWorkers(shm.WorkerConfig{
-		Workers: 2,
-		Command: func() *exec.Cmd { return peerCommand() },
-	})
+	shm.ServeIfChild(upper) // the first line of main
+
+	ws, err := shm.StartWorkers(shm.WorkerConfig{Workers: 2})
 	if err != nil {
 		log.Fatal(err)
 	}
-	defer ws.Close()
-	out, err := ws.Call(context.Background(), []byte("stressed"))
-	if err != nil {
-		log.Fatal(err)
+	defer ws.Close() // the workers exit once their rings close
+	for _, req := range []string{"knit", "shared memory"} {
+		out, err := ws.Call(context.Background(), []byte(req))
+		if err != nil {
+			log.Fatal(err)
+		}
+		fmt.Printf("%s -> %s\n", req, out)
 	}
-	fmt.Printf("%s\n", out) // WorkerHandler reverses its request
-	// Output: desserts
+	// Output:
+	// knit -> KNIT
+	// shared memory -> SHARED MEMORY
 }
 
 // Zero-copy: Reserve a message's bytes in the ring, fill them in place,
@@ -147,16 +127,32 @@ func ExampleRing_Reserve() {
 		log.Fatal(err)
 	}
 	defer region.Close()
-	p, _ := shm.CreateRing(region, 0, 1024, shm.Producer)
-	c, _ := shm.AttachRing(region, 0, shm.Consumer)
+	p, err := shm.CreateRing(region, 0, 1024, shm.Producer)
+	if err != nil {
+		log.Fatal(err)
+	}
+	c, err := shm.AttachRing(region, 0, shm.Consumer)
+	if err != nil {
+		log.Fatal(err)
+	}
 	ctx := context.Background()
 
-	dst, _ := p.Reserve(ctx, 64)
+	dst, err := p.Reserve(ctx, 64)
+	if err != nil {
+		log.Fatal(err)
+	}
 	n := copy(dst, "built in place")
-	p.Commit(n) // publish the first n bytes
+	if err := p.Commit(n); err != nil { // publish the first n bytes
+		log.Fatal(err)
+	}
 
-	msg, _ := c.Peek(ctx)
+	msg, err := c.Peek(ctx)
+	if err != nil {
+		log.Fatal(err)
+	}
 	fmt.Printf("%q\n", msg)
-	c.Release()
+	if err := c.Release(); err != nil {
+		log.Fatal(err)
+	}
 	// Output: "built in place"
 }

@@ -9,18 +9,28 @@ import (
 	"hash/crc32"
 	"io"
 	"os"
+	"os/exec"
 	"strconv"
+	"strings"
 	"time"
 )
 
 // RunTestChild runs the child mode named by KNIT_SHM_TEST_CHILD, if any,
-// and reports its exit code; TestMain (in example_test.go) calls it
-// before m.Run. Children get the region as fd 3 and their parameters as
-// KNIT_SHM_TEST_* variables.
+// and reports its exit code; TestMain (main_test.go) calls it first.
+// Children get the region as fd 3 and their parameters as KNIT_SHM_TEST_*
+// variables; mode "worker" serves workerHandler for StartWorkers.
 func RunTestChild() (code int, ok bool) {
 	mode := os.Getenv(childEnv)
 	if mode == "" {
 		return 0, false
+	}
+	if mode == "exit-at-once" {
+		return 3, true // a worker command that dies before it serves
+	}
+	if mode == "worker" {
+		ServeIfChild(workerHandler)
+		fmt.Fprintln(os.Stderr, "child worker: started without StartWorkers")
+		return 1, true
 	}
 	if err := runChild(mode); err != nil {
 		fmt.Fprintf(os.Stderr, "child %s (pid %d): %v\n", mode, os.Getpid(), err)
@@ -29,26 +39,41 @@ func RunTestChild() (code int, ok bool) {
 	return 0, true
 }
 
-// WorkerHandler is what the worker children of the tests serve.
+// workerHandler is what the worker children of the tests serve.
 //
-//	"pid"          the child's pid
-//	"sleep:D"      sleeps for duration D, answers "slept"
-//	"panic"        panics (the worker dies)
-//	"big"          a response larger than the ring
-//	anything else  the request reversed
-func WorkerHandler(req []byte) []byte {
+//	"pid"            the child's pid
+//	"sleep:D"        sleeps for duration D, answers "slept"
+//	"panic"          panics (the worker dies)
+//	"exit"           exits with status 7
+//	"big"            a response larger than the ring
+//	"print:TEXT"     writes TEXT and a newline to stdout, answers "printed"
+//	"start-workers"  calls StartWorkers, answers "started" or the error
+//	anything else    the request reversed
+func workerHandler(req []byte) []byte {
 	s := string(req)
 	switch {
 	case s == "pid":
 		return []byte(strconv.Itoa(os.Getpid()))
-	case len(s) > 6 && s[:6] == "sleep:":
+	case strings.HasPrefix(s, "sleep:"):
 		d, _ := time.ParseDuration(s[6:])
 		time.Sleep(d)
 		return []byte("slept")
 	case s == "panic":
 		panic("test handler asked to panic")
+	case s == "exit":
+		os.Exit(7)
 	case s == "big":
 		return make([]byte, 1<<21)
+	case strings.HasPrefix(s, "print:"):
+		fmt.Println(s[6:])
+		return []byte("printed")
+	case s == "start-workers":
+		ws, err := StartWorkers(WorkerConfig{Command: func() *exec.Cmd { return selfCommand(childEnv + "=worker") }})
+		if err != nil {
+			return []byte(err.Error())
+		}
+		ws.Close()
+		return []byte("started")
 	}
 	out := make([]byte, len(req))
 	for i, b := range req {
@@ -70,12 +95,18 @@ func runChild(mode string) error {
 	n := envInt("KNIT_SHM_TEST_N", 0)
 	seed := uint64(envInt("KNIT_SHM_TEST_SEED", 1))
 	maxLen := envInt("KNIT_SHM_TEST_MAX", 0)
-	spin := time.Duration(envInt("KNIT_SHM_TEST_SPIN", int(defaultSpin)))
+	spin := time.Duration(envInt("KNIT_SHM_TEST_SPIN", 0))
 	ctx := context.Background()
 
 	switch mode {
 	case "bench-echo-fd", "bench-sink-fd":
 		return fdChild(mode)
+	case "close-while-blocked":
+		return closeWhileBlocked(os.Getenv("KNIT_SHM_TEST_CASE"))
+	case "forgot-serve":
+		return forgotServe()
+	case "workers-print":
+		return workersPrint()
 	}
 	region, err := OpenFD(3)
 	if err != nil {

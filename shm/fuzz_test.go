@@ -102,6 +102,9 @@ func FuzzRecv(f *testing.F) {
 	f.Add(uint8(2), []byte{8, 50, 1, 3, 0, 0, 0, 255, 255, 255, 255, 9, 10})
 	f.Add(uint8(0), []byte{8, 7, 2, 0, 0, 0, 1, 0, 9, 11, 12})
 	f.Add(uint8(3), []byte{8, 30, 8, 30, 8, 30, 3, 1, 0, 0, 0, 9, 9, 9, 9})
+	// One byte through a 64-byte ring, then a maximal message into the
+	// empty ring (56 bytes), then a ring too full for a second one.
+	f.Add(uint8(0), []byte{8, 4, 9, 8, 224, 8, 224, 8, 224, 9, 8, 160})
 	f.Fuzz(func(t *testing.T, capLog uint8, ops []byte) {
 		defer fuzzWatchdog()()
 		region := fuzzMem(t)
@@ -161,7 +164,7 @@ func FuzzRecv(f *testing.F) {
 				binary.LittleEndian.PutUint32(data[c.pos&c.mask:], uint32(capacity)-8*next(1))
 				scribbled = true
 			case 7: // a skip record where the consumer reads next
-				binary.LittleEndian.PutUint32(data[c.pos&c.mask:], skipMark)
+				binary.LittleEndian.PutUint32(data[c.pos&c.mask:], ^uint32(0)) // version 1's skip mark
 				scribbled = true
 			case 8: // honest send of n bytes
 				n := int(next(1)) * capacity / 256
@@ -169,7 +172,28 @@ func FuzzRecv(f *testing.F) {
 				for i := range msg {
 					msg[i] = byte(len(sent) + i)
 				}
-				if ok, err := p.TrySend(msg); ok && err == nil {
+				// Without interference the ring holds exactly the
+				// records sent and not received, and any message fits
+				// when its record fits beside them.
+				var held uint32
+				if !scribbled {
+					held = inFlight(sent[len(got):])
+				}
+				before := snapshot(p)
+				ok, err := p.TrySend(msg)
+				if !ok {
+					if after := snapshot(p); after != before {
+						t.Fatalf("a failed TrySend(%d bytes) (%v) changed the ring", n, err)
+					}
+				}
+				if n > p.MaxMessage() {
+					if !errors.Is(err, ErrTooLarge) && !errors.Is(err, ErrCorrupt) && !errors.Is(err, ErrClosed) {
+						t.Fatalf("TrySend(%d bytes) of at most %d: %v", n, p.MaxMessage(), err)
+					}
+				} else if !scribbled && (ok != (held+recordHeader+align8(uint32(n)) <= uint32(capacity)) || err != nil) {
+					t.Fatalf("TrySend(%d bytes) = %v, %v with %d bytes in flight in %d", n, ok, err, held, capacity)
+				}
+				if ok {
 					sent = append(sent, msg)
 				}
 			case 9: // honest receive
@@ -189,7 +213,12 @@ func FuzzRecv(f *testing.F) {
 					got = append(got, append([]byte(nil), buf[:n]...))
 				}
 			case 12:
-				if b, err := p.Reserve(cancelled, int(next(1))); err == nil {
+				before := snapshot(p)
+				if b, err := p.Reserve(cancelled, int(next(1))); err != nil {
+					if after := snapshot(p); after != before {
+						t.Fatalf("a failed Reserve (%v) changed the ring", err)
+					}
+				} else {
 					for i := range b {
 						b[i] = byte(len(sent) + i)
 					}
@@ -232,6 +261,15 @@ func FuzzRecv(f *testing.F) {
 			got = append(got, nil)
 		}
 	})
+}
+
+// inFlight is what msgs take in a ring.
+func inFlight(msgs [][]byte) uint32 {
+	var n uint32
+	for _, m := range msgs {
+		n += recordHeader + align8(uint32(len(m)))
+	}
+	return n
 }
 
 // exercise runs a bounded series of operations on one end.

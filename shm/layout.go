@@ -25,7 +25,8 @@ import (
 //	                       producer clears+rings the consumer sleeps on dataBell
 //	+512     space bell    producer sets flag,   spaceWaiting flag, spaceBell sequence:
 //	                       consumer clears+rings the producer sleeps on spaceBell
-//	+640     data          producer              capacity bytes of records
+//	+640     data          producer              2*capacity bytes: capacity bytes of
+//	                                             records, then their overflow
 //
 // Lines are 128 bytes on every architecture: one layout for all, wide
 // enough for Apple silicon and Neoverse, whose prefetchers fetch line
@@ -36,29 +37,41 @@ import (
 // reads the header, head and data-bell lines, which stay shared until
 // their owner writes them.
 //
-// Records start 8-byte aligned:
+// Records start 8-byte aligned, at data offset index&(capacity-1):
 //
 //	[length uint32][reserved uint32][payload, length bytes][pad to 8]
 //
-// A length of skipMark is a skip record: the rest of the buffer up to
-// the wrap is unused and the next record is at data offset 0. A record
-// never straddles the wrap. Indices are free-running uint32 byte counts;
-// since capacity <= 2^30, tail - head (mod 2^32) is the bytes in flight
-// and is always in [0, capacity] and a multiple of 8 for an honest peer.
+// Indices are free-running uint32 byte counts; since capacity <= 2^29,
+// tail - head (mod 2^32) is the bytes in flight and is always in
+// [0, capacity] and a multiple of 8 for an honest peer. A record is never
+// split: one that starts near the end of the first capacity bytes runs on
+// into the overflow half, contiguous, so Reserve and Peek can hand out
+// one slice and a message of any size up to MaxMessage fits whenever the
+// bytes in flight leave room for it (in particular, in an empty ring).
+//
+// Why the overflow half is never contended: a record starting at index s
+// with end e uses data[s&mask : s&mask+(e-s)]. Only a record that crosses
+// a multiple of capacity, k*capacity, reaches past data[capacity], and the
+// first capacity bytes it skips (data[0 : e-k*capacity]) belong to its own
+// indices, so no other record is placed there in that lap. Two records
+// that cross different multiples are more than capacity apart (one starts
+// before k*capacity, the other ends after (k+1)*capacity), so they are
+// never in flight together: the overflow holds at most one record at a
+// time. Its pages are touched only by records that cross: a ring of small
+// messages uses little more than capacity bytes of memory, though it
+// reserves RingSize(capacity) of the region.
 
 const (
 	lineSize     = 128
-	ringMagic    = 0x524e4b53 // "SKNR" in memory on little-endian machines
-	ringVersion  = 1
+	ringMagic    = 0x524e4b53   // "SKNR" in memory on little-endian machines
+	ringVersion  = 2            // 1: records did not overflow; a skip record filled the end of the lap
 	headerSize   = 5 * lineSize // bytes before the data area
 	recordHeader = 8            // length word + reserved word
 	recordAlign  = 8
 
-	// MinCapacity and MaxCapacity bound a ring's data area, in bytes.
+	// MinCapacity and MaxCapacity bound a ring's capacity, in bytes.
 	MinCapacity = 64
-	MaxCapacity = 1 << 30
-
-	skipMark = ^uint32(0)
+	MaxCapacity = 1 << 29
 )
 
 // Word offsets from the ring's start.
@@ -90,8 +103,10 @@ const (
 )
 
 // RingSize is how many bytes of a region a ring of capacity bytes takes:
-// the 640-byte header plus the data area.
-func RingSize(capacity int) int { return headerSize + capacity }
+// a 640-byte header and twice the capacity, so that a message is never
+// split at the end of the buffer. The second half's memory is used only
+// by messages that run past the end of the first.
+func RingSize(capacity int) int { return headerSize + 2*capacity }
 
 // word returns the shared word at off in mem. The caller has checked that
 // off+4 <= len(mem); off is a multiple of 4 and mem is page-aligned, so
@@ -162,7 +177,7 @@ func readLayout(ring []byte, avail int) (uint32, error) {
 			l.lineSize, l.headerSize, l.recordHeader, l.recordAlign, lineSize, headerSize, recordHeader, recordAlign)
 	case l.capacity < MinCapacity || l.capacity > MaxCapacity || bits.OnesCount32(l.capacity) != 1:
 		return 0, fmt.Errorf("%w: capacity %d is not a power of two in [%d, %d]", ErrCorrupt, l.capacity, MinCapacity, MaxCapacity)
-	case int64(headerSize)+int64(l.capacity) > int64(avail):
+	case int64(headerSize)+2*int64(l.capacity) > int64(avail):
 		return 0, fmt.Errorf("%w: capacity %d overruns the region (%d bytes after the offset)", ErrCorrupt, l.capacity, avail)
 	case sum != l.checksum():
 		return 0, fmt.Errorf("%w: header checksum %#x, want %#x", ErrCorrupt, sum, l.checksum())

@@ -77,12 +77,19 @@ func (r *Ring) ring1(bell *atomic.Uint32) {
 	knit.FutexWakeShared(bell, 1)
 }
 
+// spinCheck bounds one stretch of spinning between checks of the end's
+// own state, so that Close (of the end or its region) ends a long spin
+// budget within about this long.
+const spinCheck = 20 * time.Microsecond
+
 // park waits until *idx != old (the peer moved its index), either end is
 // closed, ctx ends, or the peer dies. It returns nil for the first two:
-// the caller re-runs its operation, which reports the close.
+// the caller re-runs its operation, which reports the close. The caller
+// is inside the mapping (enter), and stays there while it sleeps:
+// Region.Close rings the bells and waits for it to leave.
 func (r *Ring) park(ctx context.Context, idx *atomic.Uint32, old uint32, waiting, bell *atomic.Uint32) error {
 	moved := func() bool {
-		m := idx.Load() != old || r.closedW.Load() != 0 || r.closed.Load()
+		m := idx.Load() != old || r.closedW.Load() != 0 || r.state.Load()&(stateClosed|stateGone) != 0
 		if parkDelay != nil {
 			parkDelay()
 		}
@@ -94,11 +101,20 @@ func (r *Ring) park(ctx context.Context, idx *atomic.Uint32, old uint32, waiting
 			return err
 		}
 	}
-	if r.spin > 0 && knit.SpinUntil(idx, old, r.spin) {
-		return nil
+	for left := r.spin; left > 0; left -= spinCheck {
+		if knit.SpinUntil(idx, old, min(left, spinCheck)) || r.state.Load()&(stateClosed|stateGone) != 0 {
+			return nil
+		}
 	}
 	if cancellable {
-		stop := context.AfterFunc(ctx, func() { r.ring1(bell) })
+		// The ring may run after park has returned (stop cannot wait for
+		// it), so it counts itself into the mapping like any call.
+		stop := context.AfterFunc(ctx, func() {
+			if r.enter() == nil {
+				r.ring1(bell)
+				r.leave()
+			}
+		})
 		defer stop()
 	}
 	defer waiting.Store(0)
@@ -112,6 +128,11 @@ func (r *Ring) park(ctx context.Context, idx *atomic.Uint32, old uint32, waiting
 		}
 		if err := ctx.Err(); err != nil {
 			return err
+		}
+		if r.peerGone.Load() {
+			// Set by Workers' reaper, which then rings: the peer will
+			// never move idx again.
+			return fmt.Errorf("%w: pid %d", ErrPeerDead, r.deadPid())
 		}
 		if parkDelay != nil {
 			parkDelay()
@@ -144,13 +165,23 @@ func (r *Ring) park(ctx context.Context, idx *atomic.Uint32, old uint32, waiting
 	}
 }
 
+// deadPid is the pid to name in an ErrPeerDead the reaper caused.
+func (r *Ring) deadPid() int {
+	r.watchMu.Lock()
+	defer r.watchMu.Unlock()
+	if r.watchPid != 0 {
+		return r.watchPid
+	}
+	return int(int32(r.peerPid.Load()))
+}
+
 // peerDead reports whether the peer's process has exited. The pid comes
 // from setPeer or, failing that, from the header once the peer has
 // attached; before that the peer cannot be watched and counts as alive.
 func (r *Ring) peerDead() (int, bool) {
 	r.watchMu.Lock()
 	defer r.watchMu.Unlock()
-	if r.closed.Load() {
+	if r.state.Load()&stateClosed != 0 {
 		return 0, false
 	}
 	if r.watch == nil && !r.watchGone {

@@ -5,12 +5,15 @@ import (
 	"errors"
 	"fmt"
 	"hash/crc32"
+	"os"
 	"runtime"
 	"strconv"
 	"strings"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/knit-go/knit"
 )
 
 // Tests with real processes: the test binary re-executed as the peer
@@ -327,5 +330,44 @@ func waitFor(t *testing.T, cond func() bool) {
 			t.Fatal("condition not reached in 30 s")
 		}
 		time.Sleep(time.Millisecond)
+	}
+}
+
+// An end whose holder has exited can be attached again; one whose holder
+// lives cannot.
+func TestAttachEndOfDeadHolder(t *testing.T) {
+	needProcesses(t)
+	watchdog(t, 60*time.Second)
+	region := newRegion(t, RingSize(1024))
+	p, err := CreateRing(region, 0, 1024, Producer)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p.SetSpin(knit.NoSpin)
+	c := startChild(t, "stall", region, "KNIT_SHM_TEST_ROLE="+strconv.Itoa(int(Consumer)))
+	waitFor(t, func() bool { return p.PeerPid() == c.cmd.Process.Pid })
+	if err := p.Send(context.Background(), []byte("kept")); err != nil {
+		t.Fatal(err)
+	}
+	pid := strconv.Itoa(c.cmd.Process.Pid)
+	if _, err := AttachRing(region, 0, Consumer); !errors.Is(err, ErrWrongSide) || !strings.Contains(err.Error(), pid) {
+		t.Fatalf("attach while pid %s holds the end: %v, want ErrWrongSide naming it", pid, err)
+	}
+	c.kill(t)
+	c.wait(t, 30*time.Second)
+	r, err := AttachRing(region, 0, Consumer)
+	if err != nil {
+		t.Fatalf("attach after the holder died: %v", err)
+	}
+	if r.PeerPid() != os.Getpid() || p.PeerPid() != os.Getpid() {
+		t.Errorf("PeerPid %d/%d after taking over, want %d", r.PeerPid(), p.PeerPid(), os.Getpid())
+	}
+	// The new holder starts where the dead one left off.
+	buf := make([]byte, 8)
+	if n, err := r.Recv(context.Background(), buf); err != nil || string(buf[:n]) != "kept" {
+		t.Errorf("Recv after taking over: %q, %v", buf[:n], err)
+	}
+	if _, err := AttachRing(region, 0, Consumer); !errors.Is(err, ErrWrongSide) {
+		t.Errorf("attach while this process holds the end: %v, want ErrWrongSide", err)
 	}
 }

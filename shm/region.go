@@ -23,8 +23,14 @@ type Region struct {
 	mem  []byte   // the mapping; nil once closed
 	file *os.File // the descriptor; owned by the Region
 
-	mu     sync.Mutex
+	mu     sync.Mutex // guards closed and rings; held while a ring is laid out or attached
 	closed bool
+	rings  []*Ring // every end made on this region, for Close to stop
+
+	// drained is made by Close before it marks the rings gone: a call
+	// that leaves a gone ring with no other call inside it sends on it
+	// (without blocking; one token is enough, Close re-checks).
+	drained chan struct{}
 }
 
 // Errors about regions. Every failure of Create, OpenFile and OpenFD
@@ -98,16 +104,51 @@ func (r *Region) Len() int { return len(r.mem) }
 // and stays owned by the Region.
 func (r *Region) File() *os.File { return r.file }
 
-// Close unmaps the region and closes its descriptor. Rings in the region
-// must not be used afterwards. The memory itself lives on while another
-// process maps it. Close is idempotent.
+// Close closes every ring end made on the region (CreateRing,
+// AttachRing) as Ring.Close does, so the peers see the close, then unmaps
+// the region and closes its descriptor. Calls blocked on those ends, or
+// running in other goroutines, return ErrClosed, or an error matching
+// both ErrRegionClosed and ErrClosed once the region is gone; the memory
+// is unmapped only after every call has left it. Slices that Reserve,
+// Peek or Bytes returned are not calls: a goroutine working in one must
+// be done with it before Close starts, since touching it afterwards
+// faults. The memory itself lives on while another process maps it.
+// Close is idempotent.
 func (r *Region) Close() error {
 	r.mu.Lock()
-	defer r.mu.Unlock()
 	if r.closed {
+		r.mu.Unlock()
 		return nil
 	}
 	r.closed = true
+	rings := r.rings
+	r.rings = nil
+	r.drained = make(chan struct{}, 1)
+	r.mu.Unlock()
+
+	// Close each end as Ring.Close would, here rather than through it:
+	// this goroutine owns the mapping until it unmaps, so it needs no
+	// in-flight accounting, and it marks the end closed in shared memory
+	// even if a racing Ring.Close won the local flag and then found the
+	// region gone. The bells wake every blocked call; each re-checks its
+	// ring, finds it closed and leaves.
+	for _, g := range rings {
+		g.state.Or(stateClosed)
+		g.markClosed()
+	}
+	// From here on no call enters shared memory (enter fails on
+	// stateGone). Wait for those inside to leave: each leave that finds
+	// its ring gone and empty sends a token, and the count is re-read
+	// after every token, so the last leave cannot be missed.
+	for _, g := range rings {
+		g.state.Or(stateGone)
+	}
+	for _, g := range rings {
+		for g.state.Load() >= stateCall {
+			<-r.drained
+		}
+	}
+
 	var err error
 	if r.mem != nil {
 		err = unmap(r.mem)
@@ -119,12 +160,6 @@ func (r *Region) Close() error {
 		}
 	}
 	return err
-}
-
-func (r *Region) isClosed() bool {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return r.closed
 }
 
 // cleanName keeps a region's label to a safe, short set of characters: it

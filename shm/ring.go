@@ -5,10 +5,11 @@ import (
 	"fmt"
 	"math/bits"
 	"os"
-	"runtime"
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/knit-go/knit/internal/spinpolicy"
 )
 
 // A Ring is one end of a single-producer single-consumer queue of byte
@@ -23,7 +24,7 @@ type Ring struct {
 	// Fixed at creation.
 	region   *Region
 	ring     []byte // the header lines: ring[0:headerSize]
-	data     []byte // the data area: exactly capacity bytes
+	data     []byte // the data area: exactly 2*capacity bytes (records and their overflow)
 	capacity uint32 // power of two in [MinCapacity, MaxCapacity], from this side's one read of the header
 	mask     uint32 // capacity - 1
 	maxMsg   uint32 // capacity - recordHeader
@@ -46,18 +47,25 @@ type Ring struct {
 	// head, consumer: tail): pos-peer (producer) or peer-pos (consumer)
 	// is in [0, capacity] and a multiple of 8.
 	peer uint32
-	// resv: a Reserve is outstanding; its payload starts at data offset
-	// resvAt (after a skip record of resvSkip bytes, if any) and may
-	// hold up to resvMax bytes.
-	resv             bool
-	resvAt, resvSkip uint32
-	resvMax          int
-	peeked           uint32 // bytes of the record the last Peek returned, for Release; 0: none
-	err              error  // latched ErrCorrupt: a ring the peer broke stays broken
-	spin             time.Duration
+	// resv: a Reserve is outstanding; its record starts at data offset
+	// resvAt and its payload may hold up to resvMax bytes.
+	resv    bool
+	resvAt  uint32
+	resvMax int
+	peeked  uint32 // bytes of the record the last Peek returned, for Release; 0: none
+	err     error  // latched ErrCorrupt: a ring the peer broke stays broken
+	spin    time.Duration
 
 	// Any goroutine.
-	closed    atomic.Bool
+	//
+	// state is stateClosed | stateGone | stateCall * (calls inside the
+	// shared memory now). A call that touches the mapping counts itself
+	// in with enter and out with leave; enter fails once stateGone is
+	// set, and Region.Close unmaps only after setting stateGone and
+	// seeing the count drop to zero. The count is per end, so a call
+	// pays two uncontended atomic adds on a line of its own Ring.
+	state     atomic.Uint32
+	peerGone  atomic.Bool // the reaper saw the peer exit (Workers): a sleeper returns ErrPeerDead
 	watchMu   sync.Mutex
 	watch     *procWatch // the peer's liveness watch, opened at the first timed-out sleep
 	watchPid  int        // the peer's pid from setPeer (preferred to the header's), or the pid found dead
@@ -106,38 +114,48 @@ var (
 	ErrWrongSide = errors.New("shm: operation not valid on this end of the ring")
 )
 
-// DefaultSpin is how long a blocking call spins before it sleeps on a
-// machine with cores to spare: Knitting's budget for a single worker. A
-// cross-process wake costs a futex wake and a wait, about 5 µs on bare
-// metal and 12 µs on a small VM, so a reply within 50 µs is caught
-// without either.
+// Bits of Ring.state.
+const (
+	stateClosed = 1 << 0 // Close was called on this end
+	stateGone   = 1 << 1 // the region is closing: no call may touch the mapping any more
+	stateCall   = 1 << 2 // one call inside the mapping
+)
+
+// DefaultSpin is how long a blocking call spins before it sleeps when its
+// budget is 0 (the default) and GOMAXPROCS is 4 or more: the budget of
+// Knitting (github.com/mimiMonads/knitting) for a single worker. A reply
+// that comes within it is caught without a futex wake and wait; with
+// fewer Ps the default is not to spin, since the spinner would hold the
+// core its peer needs.
 const DefaultSpin = 50 * time.Microsecond
 
-// defaultSpin is a new Ring's spin budget: DefaultSpin with 4 or more
-// CPUs, none below. Measured on a 2-vCPU VM (64 B and 64 KiB cross-process
-// round trips, p50 over 2000, same run): spinning 50 µs gave 117-123 µs,
-// sleeping at once 12-16 µs. With two processes on two cores, the spinner
-// holds the core its peer needs to produce the reply (and PAUSE loops
-// invite the hypervisor to deschedule the vCPU), so the spin never pays.
-// The 4-CPU threshold is a judgement, not a measurement: no larger box
-// was available to find the crossover.
-var defaultSpin = func() time.Duration {
-	if runtime.NumCPU() >= 4 {
-		return DefaultSpin
-	}
-	return 0
-}()
+// Measured on 2 vCPUs (64 B and 64 KiB cross-process round trips, p50
+// over 2000, same run): spinning 50 µs
+// gave 117-123 µs, sleeping at once 12-16 µs. With two processes on two
+// cores the spinner holds the core its peer needs to produce the reply
+// (and PAUSE loops invite the hypervisor to deschedule the vCPU), so the
+// spin never pays there. internal/spinpolicy keeps the threshold, on
+// GOMAXPROCS rather than the CPU count, for every spin budget in knit.
 
-// CreateRing lays out a new ring of capacity data bytes at offset in
-// region and returns its role end. offset must be a multiple of 128, and
-// the ring takes RingSize(capacity) bytes; capacity must be a power of
-// two in [MinCapacity, MaxCapacity]. The longest message is capacity-8
-// bytes. The other end is taken with AttachRing, usually in another
-// process.
+// errGone is what a call on an end of a closed region returns.
+var errGone = fmt.Errorf("%w: %w", ErrRegionClosed, ErrClosed)
+
+// CreateRing lays out a new ring of capacity bytes at offset in region
+// and returns its role end. offset must be a multiple of 128, and the ring
+// takes RingSize(capacity) bytes; capacity must be a power of two in
+// [MinCapacity, MaxCapacity]. The longest message is capacity-8 bytes,
+// and a message of any length up to that fits whenever the ring holds
+// no more than capacity minus the message's record (its length rounded
+// up to 8, plus 8). The other end is taken with AttachRing, usually in
+// another process.
 func CreateRing(region *Region, offset, capacity int, role Role) (*Ring, error) {
 	if capacity < MinCapacity || capacity > MaxCapacity || bits.OnesCount64(uint64(capacity)) != 1 {
 		return nil, fmt.Errorf("shm: CreateRing: capacity %d is not a power of two in [%d, %d]", capacity, MinCapacity, MaxCapacity)
 	}
+	if err := lockRegion(region); err != nil {
+		return nil, fmt.Errorf("shm: CreateRing: %w", err)
+	}
+	defer region.mu.Unlock()
 	ring, err := ringBytes(region, offset, RingSize(capacity), role)
 	if err != nil {
 		return nil, fmt.Errorf("shm: CreateRing: %w", err)
@@ -146,27 +164,33 @@ func CreateRing(region *Region, offset, capacity int, role Role) (*Ring, error) 
 	writeLayout(ring, ourLayout(uint32(capacity)))
 	r := newRing(region, ring, uint32(capacity), role)
 	r.ownPid.Store(uint32(os.Getpid()))
+	region.rings = append(region.rings, r)
 	return r, nil
 }
 
 // AttachRing validates the ring at offset in region, laid out by
 // CreateRing in this or another process, and returns its role end. Each
-// end can be held by one Ring: attaching an end already taken fails with
-// ErrWrongSide. Validation failures wrap ErrCorrupt.
+// end can be held by one Ring at a time: attaching an end that a live
+// process holds fails with ErrWrongSide; an end whose holder has exited
+// can be taken again. Validation failures wrap ErrCorrupt.
 func AttachRing(region *Region, offset int, role Role) (*Ring, error) {
+	if err := lockRegion(region); err != nil {
+		return nil, fmt.Errorf("shm: AttachRing: %w", err)
+	}
+	defer region.mu.Unlock()
 	ring, err := ringBytes(region, offset, headerSize, role)
 	if err != nil {
 		return nil, fmt.Errorf("shm: AttachRing: %w", err)
 	}
-	capacity, err := readLayout(ring, region.Len()-offset)
+	capacity, err := readLayout(ring, len(region.mem)-offset)
 	if err != nil {
 		return nil, fmt.Errorf("shm: AttachRing at offset %d: %w", offset, err)
 	}
 	ring = region.mem[offset : offset+RingSize(int(capacity))]
 	r := newRing(region, ring, capacity, role)
 	me := uint32(os.Getpid())
-	if !r.ownPid.CompareAndSwap(0, me) {
-		return nil, fmt.Errorf("shm: AttachRing: %w: the %v end is already held by pid %d", ErrWrongSide, role, r.ownPid.Load())
+	if err := r.takeEnd(me); err != nil {
+		return nil, fmt.Errorf("shm: AttachRing: %w", err)
 	}
 	// Start from the indices as they are (both zero for a new ring),
 	// checked like any other load from the peer.
@@ -186,21 +210,69 @@ func AttachRing(region *Region, offset int, role Role) (*Ring, error) {
 		r.ownPid.CompareAndSwap(me, 0)
 		return nil, fmt.Errorf("shm: AttachRing: %w", err)
 	}
+	region.rings = append(region.rings, r)
 	return r, nil
 }
 
+// takeEnd writes this process's pid into the end's slot: free (0), or
+// held by a process that has exited. A holder that died mid-operation
+// leaves its own index where it last published it, which is where the
+// new holder starts: a reservation it never committed, or a message it
+// peeked and never released, is simply not there (or delivered again).
+func (r *Ring) takeEnd(me uint32) error {
+	for range 8 {
+		holder := r.ownPid.Load()
+		if holder == 0 {
+			if r.ownPid.CompareAndSwap(0, me) {
+				return nil
+			}
+			continue
+		}
+		pid := int(int32(holder))
+		if pid <= 0 || holder == me || !processGone(pid) {
+			return fmt.Errorf("%w: the %v end is already held by pid %d", ErrWrongSide, r.role, pid)
+		}
+		if r.ownPid.CompareAndSwap(holder, me) {
+			return nil
+		}
+	}
+	return fmt.Errorf("%w: the %v end keeps changing hands", ErrWrongSide, r.role)
+}
+
+// processGone reports whether pid has certainly exited (a zombie counts).
+func processGone(pid int) bool {
+	w, err := watchProcess(pid)
+	if err != nil {
+		return errors.Is(err, errProcessGone)
+	}
+	defer w.close()
+	return w.exited()
+}
+
+// lockRegion locks region.mu if the region is open: CreateRing and
+// AttachRing write and read the mapping under the lock, so Close cannot
+// unmap it under them, and register the new end before Close can miss it.
+func lockRegion(region *Region) error {
+	if region == nil {
+		return errors.New("nil region")
+	}
+	region.mu.Lock()
+	if region.closed {
+		region.mu.Unlock()
+		return ErrRegionClosed
+	}
+	return nil
+}
+
+// ringBytes checks the placement of a ring; region.mu is held.
 func ringBytes(region *Region, offset, size int, role Role) ([]byte, error) {
 	switch {
 	case role != Producer && role != Consumer:
 		return nil, fmt.Errorf("%w: role %v", ErrWrongSide, role)
-	case region == nil:
-		return nil, errors.New("nil region")
-	case region.isClosed():
-		return nil, ErrRegionClosed
 	case offset < 0 || offset%lineSize != 0:
 		return nil, fmt.Errorf("offset %d is not a non-negative multiple of %d", offset, lineSize)
-	case offset > region.Len() || size > region.Len()-offset:
-		return nil, fmt.Errorf("%d bytes at offset %d overrun the region (%d bytes)", size, offset, region.Len())
+	case offset > len(region.mem) || size > len(region.mem)-offset:
+		return nil, fmt.Errorf("%d bytes at offset %d overrun the region (%d bytes)", size, offset, len(region.mem))
 	}
 	return region.mem[offset : offset+size], nil
 }
@@ -209,7 +281,7 @@ func newRing(region *Region, ring []byte, capacity uint32, role Role) *Ring {
 	r := &Ring{
 		region:    region,
 		ring:      ring[:headerSize:headerSize],
-		data:      ring[headerSize : headerSize+int(capacity) : headerSize+int(capacity)],
+		data:      ring[headerSize : headerSize+2*int(capacity) : headerSize+2*int(capacity)],
 		capacity:  capacity,
 		mask:      capacity - 1,
 		maxMsg:    capacity - recordHeader,
@@ -221,7 +293,7 @@ func newRing(region *Region, ring []byte, capacity uint32, role Role) *Ring {
 		dataBell:  word(ring, offDataBell),
 		spaceWait: word(ring, offSpaceWaiting),
 		spaceBell: word(ring, offSpaceBell),
-		spin:      defaultSpin,
+		spin:      spinpolicy.Resolve(0, DefaultSpin),
 	}
 	if role == Producer {
 		r.ownPid, r.peerPid = word(ring, offProdPid), word(ring, offConsPid)
@@ -229,6 +301,27 @@ func newRing(region *Region, ring []byte, capacity uint32, role Role) *Ring {
 		r.ownPid, r.peerPid = word(ring, offConsPid), word(ring, offProdPid)
 	}
 	return r
+}
+
+// enter counts a call into the mapping. It fails with errGone, counting
+// nothing, once the region is closing.
+func (r *Ring) enter() error {
+	if r.state.Add(stateCall)&stateGone != 0 {
+		r.leave()
+		return errGone
+	}
+	return nil
+}
+
+// leave counts a call out of the mapping; the last one out of a ring of
+// a closing region tells Region.Close.
+func (r *Ring) leave() {
+	if s := r.state.Add(^uint32(stateCall - 1)); s&stateGone != 0 && s < stateCall {
+		select {
+		case r.region.drained <- struct{}{}:
+		default:
+		}
+	}
 }
 
 // Role reports which end r is.
@@ -240,26 +333,36 @@ func (r *Ring) Cap() int { return int(r.capacity) }
 // MaxMessage is the longest message the ring carries: Cap() - 8.
 func (r *Ring) MaxMessage() int { return int(r.maxMsg) }
 
-// Len is the number of bytes in flight (record headers, padding and skip
-// records included) as this end sees it now; 0 if the indices are
-// invalid.
+// Len is the number of bytes in flight (record headers and padding
+// included) as this end sees it now; 0 if the indices are invalid or the
+// region is closed.
 func (r *Ring) Len() int {
+	if err := r.enter(); err != nil {
+		return 0
+	}
 	n := r.tail.Load() - r.head.Load()
+	r.leave()
 	if n > r.capacity {
 		return 0
 	}
 	return int(n)
 }
 
-// SetSpin sets how long the blocking calls spin before they sleep;
-// d <= 0 sleeps at once. The default is DefaultSpin on machines with 4
-// or more CPUs, 0 below (see defaultSpin). Call it before the
-// end is used, from the goroutine that uses it.
-func (r *Ring) SetSpin(d time.Duration) { r.spin = max(d, 0) }
+// SetSpin sets how long the blocking calls spin before they sleep: d > 0
+// spins for d; 0 restores the default (DefaultSpin while GOMAXPROCS is 4
+// or more, no spin below); knit.NoSpin, or any negative d, sleeps at
+// once. Call it before the end is used, from the goroutine that uses it.
+func (r *Ring) SetSpin(d time.Duration) { r.spin = spinpolicy.Resolve(d, DefaultSpin) }
 
 // PeerPid is the process id the other end wrote when it took its end,
-// or 0 while nobody holds it.
-func (r *Ring) PeerPid() int { return int(int32(r.peerPid.Load())) }
+// or 0 while nobody holds it (or once the region is closed).
+func (r *Ring) PeerPid() int {
+	if err := r.enter(); err != nil {
+		return 0
+	}
+	defer r.leave()
+	return int(int32(r.peerPid.Load()))
+}
 
 // setPeer names the peer's pid when this process started it, so a peer
 // that dies before it attaches is still noticed.
@@ -269,22 +372,45 @@ func (r *Ring) setPeer(pid int) {
 	r.watchMu.Unlock()
 }
 
+// peerExited tells the end that its peer's process has exited (Workers'
+// reaper knows before any liveness poll): a call sleeping on it wakes
+// and returns ErrPeerDead, having first received what the peer sent.
+func (r *Ring) peerExited() {
+	r.peerGone.Store(true)
+	if err := r.enter(); err != nil {
+		return
+	}
+	r.ring1(r.dataBell)
+	r.ring1(r.spaceBell)
+	r.leave()
+}
+
 // Close closes this end: later calls on it return ErrClosed, and the peer
 // sees the close (the consumer after draining what was sent). A pending
 // reservation is dropped. Close wakes any goroutine blocked on either
 // end, here or in the peer, and is idempotent.
 func (r *Ring) Close() error {
-	if r.closed.Swap(true) {
+	if r.state.Or(stateClosed)&stateClosed != 0 {
 		return nil
 	}
+	if err := r.enter(); err != nil {
+		return nil // Region.Close closed the end in shared memory
+	}
+	r.markClosed()
+	r.leave()
+	return nil
+}
+
+// markClosed sets this end's bit in the shared closed word and rings
+// both bells: a sleeper re-checks the closed word (and this end's state)
+// before it sleeps, and the bump makes a sleep that started from the old
+// bell value return at once. The caller is inside the mapping.
+func (r *Ring) markClosed() {
 	bit := uint32(closedProducer)
 	if r.role == Consumer {
 		bit = closedConsumer
 	}
 	r.closedW.Or(bit)
-	// Ring both bells unconditionally: a sleeper re-checks the closed
-	// word before it sleeps, and the bump makes a sleep that started
-	// from the old bell value return at once.
 	r.ring1(r.dataBell)
 	r.ring1(r.spaceBell)
 	r.watchMu.Lock()
@@ -293,5 +419,4 @@ func (r *Ring) Close() error {
 		r.watch = nil
 	}
 	r.watchMu.Unlock()
-	return nil
 }

@@ -45,15 +45,18 @@ func (r *Ring) sideErr(want Role) error {
 
 // ---- producer ----
 
+// Every exported operation brackets its work with enter and leave (ring.go),
+// so that Region.Close never unmaps memory a call is using; the helpers
+// below run inside that bracket.
+
 // tryReserve finds room for a record with an n-byte payload without
 // blocking and records it in r.resv*. ok is false when the ring is too
-// full; if only the skip record before the wrap fits, it is published, so
-// the consumer can move past the wrap and make room at the start.
+// full; nothing is written then.
 func (r *Ring) tryReserve(n int) (ok bool, err error) {
 	if err := r.sideErr(Producer); err != nil {
 		return false, err
 	}
-	if r.closed.Load() || r.closedW.Load() != 0 {
+	if r.state.Load()&stateClosed != 0 || r.closedW.Load() != 0 {
 		return false, ErrClosed
 	}
 	if r.err != nil {
@@ -65,33 +68,21 @@ func (r *Ring) tryReserve(n int) (ok bool, err error) {
 	if n < 0 || n > int(r.maxMsg) {
 		return false, fmt.Errorf("%w: %d bytes, at most %d", ErrTooLarge, n, r.maxMsg)
 	}
+	// The record goes at pos&mask whatever its size: one that runs past
+	// the first capacity bytes continues into the overflow half (see
+	// layout.go), so only the bytes in flight limit it.
 	rec := recordHeader + align8(uint32(n))
-	at := r.pos & r.mask
-	skip := uint32(0)
-	if room := r.capacity - at; rec > room { // room >= 8: at is 8-aligned
-		skip = room
-	}
-	need := skip + rec
-	if r.capacity-(r.pos-r.peer) < need {
+	if r.capacity-(r.pos-r.peer) < rec {
 		h := r.head.Load()
 		if err := r.checkInFlight(r.pos - h); err != nil {
 			return false, r.corrupt(err)
 		}
 		r.peer = h
-		if free := r.capacity - (r.pos - h); free < need {
-			if skip != 0 && free >= skip {
-				r.writeHeader(at, skipMark)
-				r.publish(r.pos + skip)
-			}
+		if r.capacity-(r.pos-h) < rec {
 			return false, nil
 		}
 	}
-	if skip != 0 {
-		// Written now, published with the record by Commit's one store.
-		r.writeHeader(at, skipMark)
-		at = 0
-	}
-	r.resv, r.resvAt, r.resvSkip, r.resvMax = true, at, skip, n
+	r.resv, r.resvAt, r.resvMax = true, r.pos&r.mask, n
 	return true, nil
 }
 
@@ -113,15 +104,20 @@ func (r *Ring) reserved() []byte {
 }
 
 // TrySend copies p into the ring as one message if there is room now,
-// and reports whether it did. It never blocks. A full ring is (false,
-// nil); a message longer than MaxMessage is ErrTooLarge.
+// and reports whether it did. It never blocks, and when it does not send
+// it changes nothing. A full ring is (false, nil); a message longer than
+// MaxMessage is ErrTooLarge.
 func (r *Ring) TrySend(p []byte) (bool, error) {
-	ok, err := r.tryReserve(len(p))
-	if !ok {
+	if err := r.enter(); err != nil {
 		return false, err
 	}
-	copy(r.reserved(), p)
-	return true, r.Commit(len(p))
+	ok, err := r.tryReserve(len(p))
+	if ok {
+		copy(r.reserved(), p)
+		err = r.commit(len(p))
+	}
+	r.leave()
+	return ok && err == nil, err
 }
 
 // Send copies p into the ring as one message, waiting while the ring is
@@ -129,28 +125,44 @@ func (r *Ring) TrySend(p []byte) (bool, error) {
 // makes room, ctx ends (ctx.Err()), either end closes (ErrClosed) or the
 // consumer's process dies (ErrPeerDead).
 func (r *Ring) Send(ctx context.Context, p []byte) error {
-	if _, err := r.Reserve(ctx, len(p)); err != nil {
+	if err := r.enter(); err != nil {
 		return err
 	}
-	copy(r.reserved(), p)
-	return r.Commit(len(p))
+	err := r.reserve(ctx, len(p))
+	if err == nil {
+		copy(r.reserved(), p)
+		err = r.commit(len(p))
+	}
+	r.leave()
+	return err
 }
 
 // Reserve waits, as Send does, for room for an n-byte message and returns
 // the n bytes of the ring where its payload goes, for the caller to fill
 // in place; Commit publishes it. The slice is shared memory the peer can
-// read; it is valid until Commit or Close.
+// read; it is valid until Commit, or Close of the ring or its region.
 func (r *Ring) Reserve(ctx context.Context, n int) ([]byte, error) {
+	if err := r.enter(); err != nil {
+		return nil, err
+	}
+	defer r.leave()
+	if err := r.reserve(ctx, n); err != nil {
+		return nil, err
+	}
+	return r.reserved(), nil
+}
+
+func (r *Ring) reserve(ctx context.Context, n int) error {
 	for {
 		ok, err := r.tryReserve(n)
 		if err != nil {
-			return nil, err
+			return err
 		}
 		if ok {
-			return r.reserved(), nil
+			return nil
 		}
 		if err := r.park(ctx, r.head, r.peer, r.spaceWait, r.spaceBell); err != nil {
-			return nil, err
+			return err
 		}
 	}
 }
@@ -158,9 +170,17 @@ func (r *Ring) Reserve(ctx context.Context, n int) ([]byte, error) {
 // Commit publishes the first n bytes of the slice Reserve returned as one
 // message (n may be less than reserved; the rest is given back).
 func (r *Ring) Commit(n int) error {
+	if err := r.enter(); err != nil {
+		return err
+	}
+	defer r.leave()
 	if err := r.sideErr(Producer); err != nil {
 		return err
 	}
+	return r.commit(n)
+}
+
+func (r *Ring) commit(n int) error {
 	if !r.resv {
 		return fmt.Errorf("%w: Commit without Reserve", ErrWrongSide)
 	}
@@ -168,67 +188,56 @@ func (r *Ring) Commit(n int) error {
 		return fmt.Errorf("%w: Commit(%d) of a %d-byte reservation", ErrWrongSide, n, r.resvMax)
 	}
 	r.resv = false
-	if r.closed.Load() {
+	if r.state.Load()&stateClosed != 0 {
 		return ErrClosed
 	}
 	r.writeHeader(r.resvAt, uint32(n))
-	r.publish(r.pos + r.resvSkip + recordHeader + align8(uint32(n)))
+	r.publish(r.pos + recordHeader + align8(uint32(n)))
 	return nil
 }
 
 // ---- consumer ----
 
 // tryPeek finds the next message without blocking: its payload and the
-// bytes its record (with any skip record before it) occupies. It consumes
-// a skip record it meets on the way.
+// bytes its record occupies (0: none).
 func (r *Ring) tryPeek() (p []byte, rec uint32, err error) {
 	if err := r.sideErr(Consumer); err != nil {
 		return nil, 0, err
 	}
-	if r.closed.Load() {
+	if r.state.Load()&stateClosed != 0 {
 		return nil, 0, ErrClosed
 	}
 	if r.err != nil {
 		return nil, 0, r.err
 	}
-	// At most two rounds: a skip record, then a message (a skip record
-	// at data offset 0 is refused, so two never follow each other).
-	for range 2 {
-		avail := r.peer - r.pos
-		if avail == 0 {
-			t := r.tail.Load()
-			if err := r.checkInFlight(t - r.pos); err != nil {
-				return nil, 0, r.corrupt(err)
+	avail := r.peer - r.pos
+	if avail == 0 {
+		t := r.tail.Load()
+		if err := r.checkInFlight(t - r.pos); err != nil {
+			return nil, 0, r.corrupt(err)
+		}
+		r.peer = t
+		if avail = t - r.pos; avail == 0 {
+			if r.closedW.Load() != 0 {
+				return nil, 0, ErrClosed
 			}
-			r.peer = t
-			if avail = t - r.pos; avail == 0 {
-				if r.closedW.Load() != 0 {
-					return nil, 0, ErrClosed
-				}
-				return nil, 0, nil
-			}
+			return nil, 0, nil
 		}
-		at := r.pos & r.mask // 8-aligned, so the 8-byte header is inside data
-		n := binary.LittleEndian.Uint32(r.data[at : at+4])
-		if n == skipMark {
-			skip := r.capacity - at
-			if at == 0 || skip > avail {
-				return nil, 0, r.corrupt(fmt.Errorf("%w: skip record at %d with %d bytes in flight", ErrCorrupt, at, avail))
-			}
-			r.release(skip)
-			continue
-		}
-		if n > r.maxMsg {
-			return nil, 0, r.corrupt(fmt.Errorf("%w: record length %d, at most %d", ErrCorrupt, n, r.maxMsg))
-		}
-		rec = recordHeader + align8(n)
-		if rec > avail || rec > r.capacity-at {
-			return nil, 0, r.corrupt(fmt.Errorf("%w: %d-byte record at %d with %d bytes in flight", ErrCorrupt, rec, at, avail))
-		}
-		a := at + recordHeader
-		return r.data[a : a+n : a+n], rec, nil
 	}
-	return nil, 0, r.corrupt(fmt.Errorf("%w: two skip records in a row", ErrCorrupt))
+	// at < capacity and 8-aligned, and a record is at most capacity
+	// bytes, so at+rec stays inside the 2*capacity data area whatever
+	// the length word says once it passes the check below.
+	at := r.pos & r.mask
+	n := binary.LittleEndian.Uint32(r.data[at : at+4])
+	if n > r.maxMsg {
+		return nil, 0, r.corrupt(fmt.Errorf("%w: record length %d, at most %d", ErrCorrupt, n, r.maxMsg))
+	}
+	rec = recordHeader + align8(n)
+	if rec > avail {
+		return nil, 0, r.corrupt(fmt.Errorf("%w: %d-byte record at %d with %d bytes in flight", ErrCorrupt, rec, at, avail))
+	}
+	a := at + recordHeader
+	return r.data[a : a+n : a+n], rec, nil
 }
 
 // release hands n bytes back to the producer and rings it if it sleeps.
@@ -243,6 +252,10 @@ func (r *Ring) release(n uint32) {
 // If buf is too short it returns the message's length and ErrShortBuffer,
 // and the message stays in the ring.
 func (r *Ring) TryRecv(buf []byte) (int, bool, error) {
+	if err := r.enter(); err != nil {
+		return 0, false, err
+	}
+	defer r.leave()
 	p, rec, err := r.tryPeek()
 	if rec == 0 || err != nil {
 		return 0, false, err
@@ -268,17 +281,27 @@ func (r *Ring) take(buf, p []byte, rec uint32) (int, bool, error) {
 // short it returns the message's length and ErrShortBuffer, and the
 // message stays in the ring.
 func (r *Ring) Recv(ctx context.Context, buf []byte) (int, error) {
+	if err := r.enter(); err != nil {
+		return 0, err
+	}
+	defer r.leave()
+	p, rec, err := r.next(ctx)
+	if err != nil {
+		return 0, err
+	}
+	n, _, err := r.take(buf, p, rec)
+	return n, err
+}
+
+// next waits for the next message.
+func (r *Ring) next(ctx context.Context) ([]byte, uint32, error) {
 	for {
 		p, rec, err := r.tryPeek()
-		if err != nil {
-			return 0, err
-		}
-		if rec != 0 {
-			n, _, err := r.take(buf, p, rec)
-			return n, err
+		if err != nil || rec != 0 {
+			return p, rec, err
 		}
 		if err := r.park(ctx, r.tail, r.peer, r.dataWait, r.dataBell); err != nil {
-			return 0, err
+			return nil, 0, err
 		}
 	}
 }
@@ -287,33 +310,34 @@ func (r *Ring) Recv(ctx context.Context, buf []byte) (int, error) {
 // in place, without copying; Release consumes it. Until then the message
 // stays first in the ring, and Peek returns it again. The slice is shared
 // memory: the producer cannot legitimately write it before Release, but a
-// hostile one could, so copy what you validate. It is valid until Release
-// or Close.
+// hostile one could, so copy what you validate. It is valid until
+// Release, or Close of the ring or its region.
 func (r *Ring) Peek(ctx context.Context) ([]byte, error) {
-	for {
-		p, rec, err := r.tryPeek()
-		if err != nil {
-			return nil, err
-		}
-		if rec != 0 {
-			r.peeked = rec
-			return p, nil
-		}
-		if err := r.park(ctx, r.tail, r.peer, r.dataWait, r.dataBell); err != nil {
-			return nil, err
-		}
+	if err := r.enter(); err != nil {
+		return nil, err
 	}
+	defer r.leave()
+	p, rec, err := r.next(ctx)
+	if err != nil {
+		return nil, err
+	}
+	r.peeked = rec
+	return p, nil
 }
 
 // Release consumes the message the last Peek returned.
 func (r *Ring) Release() error {
+	if err := r.enter(); err != nil {
+		return err
+	}
+	defer r.leave()
 	if err := r.sideErr(Consumer); err != nil {
 		return err
 	}
 	if r.peeked == 0 {
 		return fmt.Errorf("%w: Release without Peek", ErrWrongSide)
 	}
-	if r.closed.Load() {
+	if r.state.Load()&stateClosed != 0 {
 		return ErrClosed
 	}
 	rec := r.peeked

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"math/rand/v2"
 	"sync"
 	"testing"
@@ -60,7 +61,8 @@ func TestAttachRingValidates(t *testing.T) {
 		val  uint32
 	}{
 		{"magic", offMagic, 0x12345678},
-		{"version", offVersion, 2},
+		{"version", offVersion, ringVersion + 1},
+		{"version 1 (skip records)", offVersion, 1},
 		{"line size", offLineSize, 64},
 		{"capacity not a power of two", offCapacity, 1000},
 		{"capacity beyond the region", offCapacity, 1 << 20},
@@ -136,17 +138,33 @@ type model struct {
 	buf  []byte
 }
 
+// send tries msg: it must go in exactly when its record fits beside the
+// queued ones, and a refusal must leave the ring as it was.
 func (m *model) send(msg []byte) bool {
 	m.t.Helper()
+	fits := m.bytes()+recordHeader+align8(uint32(len(msg))) <= m.p.capacity
+	before := snapshot(m.p)
 	ok, err := m.p.TrySend(msg)
 	if err != nil {
 		m.t.Fatalf("TrySend(%d bytes): %v", len(msg), err)
 	}
+	if ok != fits {
+		m.t.Fatalf("TrySend(%d bytes) = %v with %d bytes queued in %d", len(msg), ok, m.bytes(), m.p.capacity)
+	}
 	if ok {
 		m.q = append(m.q, bytes.Clone(msg))
+	} else if after := snapshot(m.p); after != before {
+		m.t.Fatalf("a refused TrySend(%d bytes) changed the ring", len(msg))
 	}
 	m.check()
 	return ok
+}
+
+// snapshot is everything a refused send could have changed: the shared
+// header lines and data, and the producer's own state (bar its cached
+// copy of the head, which a refusal refreshes).
+func snapshot(p *Ring) string {
+	return fmt.Sprintf("%x|%d %v", append(bytes.Clone(p.ring), p.data...), p.pos, p.resv)
 }
 
 func (m *model) recv() bool {
@@ -173,35 +191,25 @@ func (m *model) recv() bool {
 }
 
 // check asserts the index invariants: in flight within capacity, both
-// 8-aligned, and every byte accounted for by the queued records.
+// 8-aligned, and every byte in flight is a queued record's.
 func (m *model) check() {
 	m.t.Helper()
 	tail, head := m.p.tail.Load(), m.c.head.Load()
 	if tail%8 != 0 || head%8 != 0 || tail-head > m.p.capacity {
 		m.t.Fatalf("tail %d head %d capacity %d", tail, head, m.p.capacity)
 	}
-	var min uint32
-	for _, q := range m.q {
-		min += recordHeader + align8(uint32(len(q)))
-	}
-	// Skip records add at most one partial buffer per wrap.
-	if inFlight := tail - head; inFlight < min || inFlight > min+m.p.capacity {
-		m.t.Fatalf("%d bytes in flight for %d bytes of records", inFlight, min)
+	if inFlight, want := tail-head, m.bytes(); inFlight != want {
+		m.t.Fatalf("%d bytes in flight for %d bytes of records", inFlight, want)
 	}
 }
 
-// sendEventually sends msg, draining the ring into the model as needed
-// (a message that does not fit before the wrap needs the consumer to pass
-// a skip record first).
-func (m *model) sendEventually(msg []byte) {
-	m.t.Helper()
-	for range 1000 {
-		if m.send(msg) {
-			return
-		}
-		m.recv()
+// bytes is what the queued messages take in the ring.
+func (m *model) bytes() uint32 {
+	var n uint32
+	for _, q := range m.q {
+		n += recordHeader + align8(uint32(len(q)))
 	}
-	m.t.Fatalf("%d-byte message never fit", len(msg))
+	return n
 }
 
 func TestRingModel(t *testing.T) {
@@ -237,9 +245,9 @@ func TestRingModel(t *testing.T) {
 	}
 }
 
-// Every message size, from every starting position: a maximal message
-// always fits eventually, a record that ends exactly at the end of the
-// buffer needs no skip record, and one that does not fit wraps.
+// Every message size, from every starting position: an empty ring takes
+// any message up to MaxMessage at once, and a record takes exactly its own
+// bytes, however it straddles the end of the buffer.
 func TestRingEveryPosition(t *testing.T) {
 	const capacity = 256
 	p, c := pair(t, capacity)
@@ -247,30 +255,100 @@ func TestRingEveryPosition(t *testing.T) {
 	msg := make([]byte, capacity)
 	for start := 0; start < capacity; start += 8 {
 		for n := 0; n <= p.MaxMessage(); n++ {
-			// Move both indices to start (mod capacity), ring empty,
-			// with records that end exactly at the wrap or at start.
-			if at := int(p.pos % capacity); at > start {
-				m.sendEventually(msg[:capacity-at-8])
+			// Move both indices to start (mod capacity), ring empty.
+			if at := int(p.pos % capacity); at != start {
+				gap := (start - at + capacity) % capacity
+				if gap < recordHeader {
+					gap += capacity / 2
+				}
+				for gap > 0 { // records that fill the gap exactly
+					k := min(gap, capacity)
+					if !m.send(msg[:k-recordHeader]) {
+						t.Fatalf("%d-byte message refused by an empty ring", k-recordHeader)
+					}
+					m.recv()
+					gap -= k
+				}
 			}
-			if at := int(p.pos % capacity); at < start {
-				m.sendEventually(msg[:start-at-8])
-			}
-			for m.recv() {
+			if at := int(p.pos % capacity); at != start {
+				gap := (start - at + capacity) % capacity
+				if !m.send(msg[:gap-recordHeader]) {
+					t.Fatalf("%d-byte message refused by an empty ring", gap-recordHeader)
+				}
+				m.recv()
 			}
 			if at := int(p.pos % capacity); at != start {
 				t.Fatalf("positioned at %d, want %d", at, start)
 			}
 			before := p.pos
-			rec := recordHeader + int(align8(uint32(n)))
-			m.sendEventually(msg[:n])
-			for m.recv() {
+			if !m.send(msg[:n]) {
+				t.Fatalf("n=%d at %d: refused by an empty ring", n, start)
 			}
-			advanced := int(p.pos - before)
-			switch room := capacity - start; {
-			case rec <= room && advanced != rec:
-				t.Fatalf("n=%d at %d: fits (record %d, room %d) but advanced %d", n, start, rec, room, advanced)
-			case rec > room && advanced != room+rec:
-				t.Fatalf("n=%d at %d: wraps (record %d, room %d) but advanced %d", n, start, rec, room, advanced)
+			if !m.recv() {
+				t.Fatalf("n=%d at %d: nothing to receive", n, start)
+			}
+			if rec := recordHeader + int(align8(uint32(n))); int(p.pos-before) != rec {
+				t.Fatalf("n=%d at %d: advanced %d, want the record's %d", n, start, p.pos-before, rec)
+			}
+		}
+	}
+}
+
+// The case that found the fault: on a 64-byte ring, after one small
+// message, a maximal one did not fit the empty ring, and each failed
+// TrySend left a skip record behind that shrank the ring further.
+func TestEmptyRingTakesMaxMessage(t *testing.T) {
+	p, c := pair(t, 64)
+	buf := make([]byte, 64)
+	if ok, err := p.TrySend([]byte{1}); !ok || err != nil {
+		t.Fatal(ok, err)
+	}
+	if _, ok, err := c.TryRecv(buf); !ok || err != nil {
+		t.Fatal(ok, err)
+	}
+	for i := range 3 {
+		if ok, err := p.TrySend(make([]byte, 56)); !ok || err != nil {
+			t.Fatalf("try %d: TrySend of MaxMessage (56) into an empty ring: %v, %v", i, ok, err)
+		}
+		if p.Len() != 64 {
+			t.Errorf("Len %d with one 56-byte message, want 64", p.Len())
+		}
+		if n, ok, err := c.TryRecv(buf); !ok || err != nil || n != 56 {
+			t.Fatalf("TryRecv: %d, %v, %v", n, ok, err)
+		}
+	}
+	// A full ring refuses, and the refusal changes nothing.
+	if ok, err := p.TrySend(make([]byte, 40)); !ok || err != nil {
+		t.Fatal(ok, err)
+	}
+	for range 3 {
+		if ok, err := p.TrySend(make([]byte, 40)); ok || err != nil {
+			t.Fatalf("TrySend into a full ring: %v, %v", ok, err)
+		}
+		if p.Len() != 48 {
+			t.Fatalf("Len %d after a refused TrySend, want 48", p.Len())
+		}
+	}
+	if n, ok, err := c.TryRecv(buf); !ok || err != nil || n != 40 {
+		t.Fatalf("TryRecv: %d, %v, %v", n, ok, err)
+	}
+	if ok, err := p.TrySend(make([]byte, 40)); !ok || err != nil {
+		t.Fatalf("40 bytes into the emptied ring: %v, %v", ok, err)
+	}
+
+	// A blocking Send of nearly the capacity into an empty ring returns
+	// at once, whatever the position: the same goroutine receives next.
+	p, c = pair(t, 4096)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	big, buf := make([]byte, 4000), make([]byte, 4096)
+	for i := range 20 {
+		for _, msg := range [][]byte{big[:8+i*13], big} {
+			if err := p.Send(ctx, msg); err != nil {
+				t.Fatalf("Send(%d) into an empty ring at %d: %v", len(msg), p.pos%4096, err)
+			}
+			if n, err := c.Recv(ctx, buf); err != nil || n != len(msg) {
+				t.Fatalf("Recv: %d, %v", n, err)
 			}
 		}
 	}

@@ -36,11 +36,10 @@ func selfCommand(env ...string) *exec.Cmd {
 
 // child is a running child test process.
 type child struct {
-	cmd    *exec.Cmd
-	out    bytes.Buffer
-	done   chan struct{}
-	err    error
-	killed bool
+	cmd  *exec.Cmd
+	out  bytes.Buffer
+	done chan struct{}
+	err  error
 }
 
 // startChild runs the test binary in mode with the region as fd 3.

@@ -12,23 +12,23 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/knit-go/knit"
+	"github.com/knit-go/knit/internal/spinpolicy"
 )
 
 // Process workers: a parent starts N copies of a program as children and
 // calls a handler in them over shared-memory rings, one request ring and
 // one response ring per child, in a region of its own passed as fd 3 (or
 // the next free ExtraFiles slot). The child finds the region through an
-// environment variable and serves requests one at a time:
-//
-//	func main() {
-//		shm.ServeIfChild(func(req []byte) []byte { return work(req) })
-//		... // the parent's program
-//	}
+// environment variable and serves requests one at a time.
 //
 // Each message starts with an 8-byte call id: a child answers with the
 // id of the request, so the parent can drop a late answer to a call whose
 // context ended. A child that dies fails its in-flight call with
-// ErrWorkerDied and is restarted by the next call that picks it.
+// ErrWorkerDied (the reaper wakes the call as soon as it has the exit
+// status) and is restarted by the next call that picks its slot, after a
+// back-off that grows with each death in a row.
 
 // workerEnv carries "fd:respOffset:spinNs" to a child.
 const workerEnv = "KNIT_SHM_WORKER"
@@ -40,9 +40,45 @@ const (
 	errBit     = 1 << 63
 )
 
-// ErrWorkerDied: the child process serving a call exited before it
-// answered. The child is restarted at its next use.
-var ErrWorkerDied = errors.New("shm: worker process died")
+// Errors of Workers.
+var (
+	// ErrWorkerDied: the child process serving a call exited before it
+	// answered. The child is restarted at its next use.
+	ErrWorkerDied = errors.New("shm: worker process died")
+	// ErrCrashLoop: a worker died five times in a row without answering
+	// a call, so calls that pick it fail at once, without starting a
+	// child, until its back-off (doubling up to 2 s) ends; then one
+	// restart is tried. The error names the last exit status.
+	ErrCrashLoop = errors.New("shm: worker keeps dying")
+)
+
+// Restart policy: the first restart after a death is immediate (one
+// crash, such as a handler that panics on one request, costs one
+// fork/exec); each further death in a row doubles the wait, from
+// restartBackoffMin up to restartBackoffMax, and from the crashLimit-th
+// the calls that pick the slot fail with ErrCrashLoop instead of waiting.
+// A call answered resets the count. A command that exits at once
+// therefore costs crashLimit starts and then about one every
+// restartBackoffMax, not one per call.
+const (
+	crashLimit        = 5
+	restartBackoffMin = 10 * time.Millisecond
+	restartBackoffMax = 2 * time.Second
+)
+
+// restartBackoff is the wait before the restart that follows the
+// deaths-th death in a row.
+func restartBackoff(deaths int) time.Duration {
+	if deaths <= 1 {
+		return 0
+	}
+	d := restartBackoffMin << min(deaths-2, 20)
+	return min(d, restartBackoffMax)
+}
+
+// serving is set while ServeIfChild serves: StartWorkers refuses to run
+// inside a worker.
+var serving atomic.Bool
 
 // WorkerConfig configures StartWorkers. The zero value is one worker with
 // 1 MiB rings, re-executing this program.
@@ -52,22 +88,27 @@ type WorkerConfig struct {
 	// Capacity is each ring's data size in bytes, a power of two; 0
 	// means 1 MiB. Requests and responses may be up to Capacity-16 bytes.
 	Capacity int
-	// Spin is how long parent and children spin before sleeping. 0 is
-	// Knitting's policy: a ring's default (DefaultSpin, or none on
-	// machines with fewer than 4 CPUs) with one worker, the call's
-	// critical path; none with two or more, since a peer is awake.
-	// Negative means none.
+	// Spin is how long parent and children spin before sleeping: > 0
+	// spins that long; 0 is Knitting's policy
+	// (github.com/mimiMonads/knitting), DefaultSpin with one
+	// worker (the call's critical path) while GOMAXPROCS is 4 or more,
+	// and no spin with two or more workers (a peer is awake) or fewer
+	// Ps; knit.NoSpin (any negative value) never spins.
 	Spin time.Duration
 	// Command builds the command that starts one child, a program that
-	// calls ServeIfChild first thing. nil re-executes this program
-	// (os.Executable) with os.Args[1:]. StartWorkers appends the region
-	// to ExtraFiles and the worker variable to Env (os.Environ() when
-	// nil), and sets Stderr to os.Stderr when nil.
+	// calls ServeIfChild first thing; returning nil is an error. nil
+	// re-executes this program (os.Executable) with os.Args[1:].
+	// StartWorkers appends the region to ExtraFiles and the worker
+	// variable to Env (os.Environ() when nil), and sets Stdout and
+	// Stderr to this process's when nil.
 	Command func() *exec.Cmd
 }
 
 // Workers is a set of child processes serving calls. Call may be used by
-// any number of goroutines; each child serves one call at a time.
+// any number of goroutines; each child serves one call at a time. A child
+// that dies is restarted by the next call that picks it: at once after a
+// single death, then after a wait that doubles from 10 ms with each
+// further death in a row; an answered call resets the count.
 type Workers struct {
 	cfg      WorkerConfig
 	spin     time.Duration
@@ -93,11 +134,26 @@ type worker struct {
 	waitErr   error
 	nextID    uint64 // last call id sent
 	broken    bool   // died or broke protocol: restart before use
+
+	// The slot's restart history, carried to each replacement: deaths
+	// in a row without an answered call, when the last was seen, and
+	// what it was.
+	deaths    int
+	diedAt    time.Time
+	lastDeath error
 }
 
 // StartWorkers starts cfg.Workers children and returns once all are
 // started (not necessarily attached: calls queue in the rings meanwhile).
+// In a worker process it returns an error: a program that started workers
+// before calling ServeIfChild would otherwise start copies of itself
+// without end.
 func StartWorkers(cfg WorkerConfig) (*Workers, error) {
+	if serving.Load() || os.Getenv(workerEnv) != "" {
+		// Without this a program that forgot ServeIfChild would start N
+		// copies of itself per level, each starting N more.
+		return nil, errors.New("shm: StartWorkers called in a worker process: call ServeIfChild first thing in main, and start workers only in the parent")
+	}
 	if cfg.Workers <= 0 {
 		cfg.Workers = 1
 	}
@@ -117,7 +173,7 @@ func StartWorkers(cfg WorkerConfig) (*Workers, error) {
 	}
 	switch {
 	case cfg.Spin == 0 && cfg.Workers == 1:
-		ws.spin = defaultSpin
+		ws.spin = spinpolicy.Resolve(0, DefaultSpin)
 	case cfg.Spin <= 0:
 		ws.spin = 0
 	}
@@ -135,7 +191,11 @@ func StartWorkers(cfg WorkerConfig) (*Workers, error) {
 
 func (ws *Workers) command() (*exec.Cmd, error) {
 	if ws.cfg.Command != nil {
-		return ws.cfg.Command(), nil
+		cmd := ws.cfg.Command()
+		if cmd == nil {
+			return nil, errors.New("shm: WorkerConfig.Command returned a nil *exec.Cmd")
+		}
+		return cmd, nil
 	}
 	exe, err := os.Executable()
 	if err != nil {
@@ -163,15 +223,24 @@ func (ws *Workers) spawn(slot int) (*worker, error) {
 		region.Close()
 		return nil, err
 	}
-	w.req.SetSpin(ws.spin)
-	w.resp.SetSpin(ws.spin)
+	// ws.spin is resolved: pass 0 on as NoSpin, not as "the default",
+	// which the child would resolve again.
+	spin := ws.spin
+	if spin == 0 {
+		spin = knit.NoSpin
+	}
+	w.req.SetSpin(spin)
+	w.resp.SetSpin(spin)
 	cmd := w.cmd
 	fd := 3 + len(cmd.ExtraFiles)
 	cmd.ExtraFiles = append(cmd.ExtraFiles, region.File())
 	if cmd.Env == nil {
 		cmd.Env = os.Environ()
 	}
-	cmd.Env = append(cmd.Env, fmt.Sprintf("%s=%d:%d:%d", workerEnv, fd, RingSize(c), int64(ws.spin)))
+	cmd.Env = append(cmd.Env, fmt.Sprintf("%s=%d:%d:%d", workerEnv, fd, RingSize(c), int64(spin)))
+	if cmd.Stdout == nil {
+		cmd.Stdout = os.Stdout
+	}
 	if cmd.Stderr == nil {
 		cmd.Stderr = os.Stderr
 	}
@@ -186,6 +255,10 @@ func (ws *Workers) spawn(slot int) (*worker, error) {
 	w.resp.setPeer(w.pid)
 	go func() {
 		w.waitErr = cmd.Wait()
+		// Wake a call sleeping on the child now: it would otherwise
+		// notice only when its sleep slice runs out and it polls.
+		w.req.peerExited()
+		w.resp.peerExited()
 		close(w.exited)
 	}()
 	return w, nil
@@ -216,8 +289,31 @@ func (w *worker) retire(grace time.Duration) {
 	w.region.Close()
 }
 
-// respawn replaces the worker in w's slot with a new child.
-func (ws *Workers) respawn(w *worker) (*worker, error) {
+// respawn replaces the worker in w's slot with a new child, after the
+// slot's back-off: it fails with ErrCrashLoop while a slot that keeps
+// dying backs off, and with ctx.Err() if ctx ends first.
+func (ws *Workers) respawn(ctx context.Context, w *worker) (*worker, error) {
+	if w.diedAt.IsZero() {
+		w.deaths++
+		w.diedAt = time.Now()
+		w.lastDeath = w.exitErr()
+	}
+	wait := time.Until(w.diedAt.Add(restartBackoff(w.deaths)))
+	if w.deaths >= crashLimit && wait > 0 {
+		return w, fmt.Errorf("%w: worker %d died %d times in a row without answering a call (last: %v); next restart in %v",
+			ErrCrashLoop, w.slot, w.deaths, w.lastDeath, wait.Round(time.Millisecond))
+	}
+	if wait > 0 {
+		t := time.NewTimer(wait)
+		defer t.Stop()
+		select {
+		case <-t.C:
+		case <-ctx.Done():
+			return w, ctx.Err()
+		case <-ws.done:
+			return w, ErrClosed
+		}
+	}
 	w.retire(0)
 	ws.mu.Lock()
 	defer ws.mu.Unlock()
@@ -228,19 +324,37 @@ func (ws *Workers) respawn(w *worker) (*worker, error) {
 	}
 	nw, err := ws.spawn(w.slot)
 	if err != nil {
+		// A start that fails counts as a death: a command that cannot
+		// start backs off like one that exits at once.
+		w.deaths++
+		w.diedAt = time.Now()
+		w.lastDeath = err
 		return w, err
 	}
+	nw.deaths, nw.lastDeath = w.deaths, w.lastDeath
 	ws.all[w.slot] = nw
 	ws.restarts.Add(1)
 	return nw, nil
+}
+
+// exitErr describes how w's child ended, once it has been reaped.
+func (w *worker) exitErr() error {
+	if !w.hasExited() {
+		return fmt.Errorf("pid %d broke the protocol", w.pid)
+	}
+	if w.waitErr == nil {
+		return fmt.Errorf("pid %d exited with status 0", w.pid)
+	}
+	return fmt.Errorf("pid %d: %w", w.pid, w.waitErr)
 }
 
 // Call sends req to an idle child, waits for the handler's response and
 // returns a copy of it. It fails with ctx.Err() if ctx ends first (the
 // child's late answer is dropped), ErrWorkerDied if the child dies
 // (ErrCorrupt if it breaks the protocol; either way it is restarted at
-// its next use), ErrTooLarge for a request over Capacity-16 bytes or a
-// response too large for the ring, and ErrClosed after Close.
+// its next use), ErrCrashLoop while a child that keeps dying backs off,
+// ErrTooLarge for a request over Capacity-16 bytes or a response too
+// large for the ring, and ErrClosed after Close.
 func (ws *Workers) Call(ctx context.Context, req []byte) ([]byte, error) {
 	if len(req) > ws.maxReq {
 		return nil, fmt.Errorf("%w: %d-byte request, at most %d", ErrTooLarge, len(req), ws.maxReq)
@@ -261,12 +375,19 @@ func (ws *Workers) Call(ctx context.Context, req []byte) ([]byte, error) {
 	}
 	if w.broken || w.hasExited() {
 		var err error
-		if w, err = ws.respawn(w); err != nil {
+		if w, err = ws.respawn(ctx, w); err != nil {
+			if errors.Is(err, ErrCrashLoop) || errors.Is(err, ctx.Err()) || errors.Is(err, ErrClosed) {
+				return nil, err
+			}
 			return nil, fmt.Errorf("shm: restarting worker: %w", err)
 		}
 	}
 	out, err := w.call(ctx, req)
-	if err == nil || errors.Is(err, ctx.Err()) || errors.Is(err, ErrTooLarge) {
+	if err == nil {
+		w.deaths = 0
+		return out, nil
+	}
+	if errors.Is(err, ctx.Err()) || errors.Is(err, ErrTooLarge) {
 		return out, err
 	}
 	select {
@@ -276,6 +397,9 @@ func (ws *Workers) Call(ctx context.Context, req []byte) ([]byte, error) {
 	}
 	w.broken = true
 	if errors.Is(err, ErrCorrupt) {
+		w.deaths++
+		w.diedAt = time.Now()
+		w.lastDeath = fmt.Errorf("pid %d: %w", w.pid, err)
 		return nil, fmt.Errorf("shm: worker pid %d: %w", w.pid, err)
 	}
 	// ErrPeerDead, or ErrClosed from a child on its way out: give the
@@ -284,10 +408,15 @@ func (ws *Workers) Call(ctx context.Context, req []byte) ([]byte, error) {
 	defer t.Stop()
 	select {
 	case <-w.exited:
-		return nil, fmt.Errorf("%w: pid %d: %v", ErrWorkerDied, w.pid, w.waitErr)
 	case <-t.C:
-		return nil, fmt.Errorf("%w: pid %d: %v", ErrWorkerDied, w.pid, err)
 	}
+	w.deaths++
+	w.diedAt = time.Now()
+	w.lastDeath = w.exitErr()
+	if w.hasExited() {
+		return nil, fmt.Errorf("%w: pid %d: %v", ErrWorkerDied, w.pid, w.waitErr)
+	}
+	return nil, fmt.Errorf("%w: pid %d: %v", ErrWorkerDied, w.pid, err)
 }
 
 func (w *worker) call(ctx context.Context, req []byte) ([]byte, error) {
@@ -394,6 +523,7 @@ func ServeIfChild(handler func(req []byte) []byte) {
 		return
 	}
 	os.Unsetenv(workerEnv) // not for the handler's own children
+	serving.Store(true)
 	if err := serveChild(spec, handler); err != nil {
 		fmt.Fprintf(os.Stderr, "shm worker %d: %v\n", os.Getpid(), err)
 		os.Exit(1)

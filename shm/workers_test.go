@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -18,7 +19,7 @@ func startWorkers(t *testing.T, n int) *Workers {
 	ws, err := StartWorkers(WorkerConfig{
 		Workers:  n,
 		Capacity: 1 << 16,
-		Command:  func() *exec.Cmd { return selfCommand() },
+		Command:  func() *exec.Cmd { return selfCommand(childEnv + "=worker") },
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -178,5 +179,202 @@ func TestWorkersClose(t *testing.T) {
 	}
 	if err := ws.Close(); err != nil {
 		t.Errorf("second Close: %v", err)
+	}
+}
+
+// crashLoop calls req on a single worker for d and returns the errors
+// seen, by kind, and the restarts made.
+func crashLoop(t *testing.T, ws *Workers, req string, d time.Duration) (died, looping int, last error) {
+	t.Helper()
+	for t0 := time.Now(); time.Since(t0) < d; {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		_, err := ws.Call(ctx, []byte(req))
+		cancel()
+		switch {
+		case errors.Is(err, ErrCrashLoop):
+			looping++
+			last = err
+			time.Sleep(time.Millisecond) // a caller that retries at once
+		case errors.Is(err, ErrWorkerDied):
+			died++
+		default:
+			t.Fatalf("call %q: %v, want ErrWorkerDied or ErrCrashLoop", req, err)
+		}
+	}
+	return died, looping, last
+}
+
+// A worker command that exits before it serves, and a handler that
+// panics on every call, cost a few starts with a growing back-off, not
+// one fork/exec per call; then calls fail at once with an error that says
+// the worker keeps dying.
+func TestWorkersCrashLoop(t *testing.T) {
+	needProcesses(t)
+	watchdog(t, 60*time.Second)
+	// Five deaths in a row, then restarts 80, 160, 320 and 640 ms apart:
+	// about nine starts in 1.5 s. One per call would be dozens.
+	const window, maxRestarts = 1500 * time.Millisecond, 12
+	t.Run("command exits at once", func(t *testing.T) {
+		ws, err := StartWorkers(WorkerConfig{
+			Capacity: 1 << 12,
+			Command:  func() *exec.Cmd { return selfCommand(childEnv + "=exit-at-once") },
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer ws.Close()
+		died, looping, last := crashLoop(t, ws, "x", window)
+		t.Logf("%d restarts, %d ErrWorkerDied, %d ErrCrashLoop; last: %v", ws.Restarts(), died, looping, last)
+		if ws.Restarts() > maxRestarts {
+			t.Errorf("%d restarts in %v, want at most %d", ws.Restarts(), window, maxRestarts)
+		}
+		if looping == 0 || !strings.Contains(last.Error(), "exit status 3") {
+			t.Errorf("no ErrCrashLoop naming the exit status; last: %v", last)
+		}
+	})
+	t.Run("handler panics", func(t *testing.T) {
+		ws := startWorkers(t, 1)
+		died, looping, last := crashLoop(t, ws, "panic", window)
+		t.Logf("%d restarts, %d ErrWorkerDied, %d ErrCrashLoop; last: %v", ws.Restarts(), died, looping, last)
+		if ws.Restarts() > maxRestarts || looping == 0 {
+			t.Errorf("%d restarts in %v, %d ErrCrashLoop; want at most %d restarts, then ErrCrashLoop", ws.Restarts(), window, looping, maxRestarts)
+		}
+		// Once the back-off ends, a restart that answers ends the loop.
+		deadline := time.Now().Add(10 * time.Second)
+		for {
+			out, err := ws.Call(context.Background(), []byte("ok"))
+			if err == nil {
+				if string(out) != "ko" {
+					t.Fatalf("after the loop: %q", out)
+				}
+				break
+			}
+			if !errors.Is(err, ErrCrashLoop) || time.Now().After(deadline) {
+				t.Fatalf("after the loop: %v", err)
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+	})
+	t.Run("deaths between answers", func(t *testing.T) {
+		// A poison request now and then: each death costs one restart, at
+		// once, and never counts towards a loop.
+		ws := startWorkers(t, 1)
+		for i := range crashLimit + 3 {
+			if _, err := ws.Call(context.Background(), []byte("panic")); !errors.Is(err, ErrWorkerDied) {
+				t.Fatalf("poison call %d: %v, want ErrWorkerDied", i, err)
+			}
+			if out, err := ws.Call(context.Background(), []byte("ab")); err != nil || string(out) != "ba" {
+				t.Fatalf("call %d after a death: %q, %v", i, out, err)
+			}
+		}
+		if ws.Restarts() != crashLimit+3 {
+			t.Errorf("%d restarts, want %d", ws.Restarts(), crashLimit+3)
+		}
+	})
+}
+
+// A call whose worker dies is woken by the reaper: it does not sleep out
+// a park slice before it notices.
+func TestWorkersReaperWakesCall(t *testing.T) {
+	needProcesses(t)
+	watchdog(t, 60*time.Second)
+	ws := startWorkers(t, 1)
+	// A slice can run out on a loaded machine for other reasons (the
+	// child descheduled between its exit and the reaper); the old
+	// behaviour, which always sleeps one out, fails every try.
+	for try := range 3 {
+		if _, err := ws.Call(context.Background(), []byte("up?")); err != nil {
+			t.Fatal(err)
+		}
+		s0 := statTimeouts.Load()
+		t0 := time.Now()
+		_, err := ws.Call(context.Background(), []byte("exit"))
+		if !errors.Is(err, ErrWorkerDied) || !strings.Contains(err.Error(), "exit status 7") {
+			t.Fatalf("call to a worker that exits: %v, want ErrWorkerDied with its status", err)
+		}
+		slept := statTimeouts.Load() - s0
+		t.Logf("try %d: %v after %v, %d slices slept out", try, err, time.Since(t0), slept)
+		if slept == 0 {
+			return
+		}
+	}
+	t.Error("every call slept out a park slice before it noticed its worker had died")
+}
+
+// StartWorkers in a worker process is an error: in a handler, and in a
+// program started as a worker that never called ServeIfChild (which
+// would otherwise start copies of itself without end).
+func TestStartWorkersInWorker(t *testing.T) {
+	needProcesses(t)
+	watchdog(t, 60*time.Second)
+	ws := startWorkers(t, 1)
+	out, err := ws.Call(context.Background(), []byte("start-workers"))
+	if err != nil || !strings.Contains(string(out), "worker process") {
+		t.Errorf("StartWorkers in a handler: %q, %v; want a refusal", out, err)
+	}
+	c := startChild(t, "forgot-serve", nil, workerEnv+"=3:640:0")
+	stdout, err := c.wait(t, 30*time.Second)
+	if err != nil || !strings.Contains(stdout, "refused") {
+		t.Errorf("StartWorkers in a worker that forgot ServeIfChild: %v; stdout %q", err, stdout)
+	}
+}
+
+// forgotServe is a worker child whose program starts workers without
+// calling ServeIfChild first. A depth guard stops the chain if
+// StartWorkers lets it start (it must not).
+func forgotServe() error {
+	depth := envInt("KNIT_SHM_TEST_DEPTH", 1)
+	if depth > 2 {
+		return nil
+	}
+	ws, err := StartWorkers(WorkerConfig{Capacity: 1 << 12, Command: func() *exec.Cmd {
+		return selfCommand(childEnv+"=forgot-serve", "KNIT_SHM_TEST_DEPTH="+strconv.Itoa(depth+1))
+	}})
+	if err != nil {
+		fmt.Println("refused:", err)
+		return nil
+	}
+	ws.Close()
+	fmt.Println("started")
+	return nil
+}
+
+// A worker's stdout reaches the parent's, as its stderr does.
+func TestWorkersStdout(t *testing.T) {
+	needProcesses(t)
+	watchdog(t, 60*time.Second)
+	c := startChild(t, "workers-print", nil)
+	out, err := c.wait(t, 30*time.Second)
+	if err != nil || !strings.Contains(out, "hello from the worker") {
+		t.Errorf("child: %v; stdout %q, want the worker's line", err, out)
+	}
+}
+
+// workersPrint starts a worker whose handler prints to its stdout.
+func workersPrint() error {
+	ws, err := StartWorkers(WorkerConfig{Capacity: 1 << 12, Command: func() *exec.Cmd {
+		return selfCommand(childEnv + "=worker")
+	}})
+	if err != nil {
+		return err
+	}
+	defer ws.Close()
+	_, err = ws.Call(context.Background(), []byte("print:hello from the worker"))
+	return err
+}
+
+func TestWorkersNilCommand(t *testing.T) {
+	defer func() {
+		if r := recover(); r != nil {
+			t.Fatalf("StartWorkers panicked: %v", r)
+		}
+	}()
+	ws, err := StartWorkers(WorkerConfig{Command: func() *exec.Cmd { return nil }})
+	if err == nil {
+		ws.Close()
+		t.Fatal("a Command returning nil was accepted")
+	}
+	if !strings.Contains(err.Error(), "Command") {
+		t.Errorf("error %q does not name WorkerConfig.Command", err)
 	}
 }
