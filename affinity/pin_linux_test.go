@@ -410,18 +410,21 @@ func TestReleaseOutOfOrder(t *testing.T) {
 	}
 
 	// The goroutine is unlocked exactly once per pin.
-	if threadEnds(t, func() {
-		r1, err1 := Pin(a)
-		r2, err2 := Pin(b)
-		if err1 != nil || err2 != nil {
-			t.Error(err1, err2)
-			return
-		}
-		r1()
-		r2()
-	}) {
+	if threadEnds(t, func() { pinOutOfOrder(t, a, b) }) {
 		t.Error("pins released out of order left the goroutine locked")
 	}
+}
+
+// pinOutOfOrder pins to a, then b, and releases a first.
+func pinOutOfOrder(t *testing.T, a, b int) {
+	r1, err1 := Pin(a)
+	r2, err2 := Pin(b)
+	if err1 != nil || err2 != nil {
+		t.Error(err1, err2)
+		return
+	}
+	r1()
+	r2()
 }
 
 // The fault as a user met it: after r1 := Pin(0); r2 := Pin(1); r1();
@@ -435,14 +438,7 @@ func TestOutOfOrderLeavesNoNarrowedThread(t *testing.T) {
 		done := make(chan struct{})
 		go func() {
 			defer close(done)
-			r1, err1 := Pin(a)
-			r2, err2 := Pin(b)
-			if err1 != nil || err2 != nil {
-				t.Error(err1, err2)
-				return
-			}
-			r1()
-			r2()
+			pinOutOfOrder(t, a, b)
 		}()
 		<-done
 	}

@@ -41,20 +41,30 @@ func TestRegionCloseWhileBlocked(t *testing.T) {
 // returns.
 func isClosed(err error) bool { return errors.Is(err, ErrClosed) || errors.Is(err, ErrRegionClosed) }
 
+// regionPair makes a region holding one ring, with both ends, for a
+// child: pair's region goes with the test that made it.
+func regionPair(capacity int) (*Region, *Ring, *Ring, error) {
+	region, err := Create("close", RingSize(capacity))
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	p, err := CreateRing(region, 0, capacity, Producer)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	c, err := AttachRing(region, 0, Consumer)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	return region, p, c, nil
+}
+
 // closeWhileBlocked is the child side of TestRegionCloseWhileBlocked.
 func closeWhileBlocked(tc string) error {
 	if tc == "stress" {
 		return closeStress()
 	}
-	region, err := Create("close", RingSize(1024))
-	if err != nil {
-		return err
-	}
-	p, err := CreateRing(region, 0, 1024, Producer)
-	if err != nil {
-		return err
-	}
-	c, err := AttachRing(region, 0, Consumer)
+	region, p, c, err := regionPair(1024)
 	if err != nil {
 		return err
 	}
@@ -158,15 +168,7 @@ func closeStress() error {
 	rng := rand.New(rand.NewPCG(3, 4))
 	var received int
 	for round := range rounds {
-		region, err := Create("close-stress", RingSize(256))
-		if err != nil {
-			return err
-		}
-		p, err := CreateRing(region, 0, 256, Producer)
-		if err != nil {
-			return err
-		}
-		c, err := AttachRing(region, 0, Consumer)
+		region, p, c, err := regionPair(256)
 		if err != nil {
 			return err
 		}
