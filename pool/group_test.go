@@ -15,33 +15,29 @@ import (
 // group's context ends when Wait returns, on every pool shape.
 func TestGroupRunsAll(t *testing.T) {
 	watchdog(t, 30*time.Second)
-	for _, c := range configs() {
-		t.Run(c.name, func(t *testing.T) {
-			p := New(c.cfg)
-			defer p.Close()
-			for _, n := range []int{0, 1, 7, scale(5000)} {
-				g, ctx := NewGroup(context.Background(), p)
-				runs := make([]atomic.Int32, n)
-				for i := range n {
-					g.Go(func() error { runs[i].Add(1); return nil })
-				}
-				if ctx.Err() != nil {
-					t.Fatal("group context done before Wait")
-				}
-				if err := g.Wait(); err != nil {
-					t.Fatalf("n=%d: %v", n, err)
-				}
-				for i := range runs {
-					if runs[i].Load() != 1 {
-						t.Fatalf("n=%d: task %d ran %d times", n, i, runs[i].Load())
-					}
-				}
-				if !errors.Is(ctx.Err(), context.Canceled) {
-					t.Fatalf("group context after Wait: %v", ctx.Err())
+	eachShape(t, configs(), func(t *testing.T, p *Pool) {
+		for _, n := range []int{0, 1, 7, scale(5000)} {
+			g, ctx := NewGroup(context.Background(), p)
+			runs := make([]atomic.Int32, n)
+			for i := range n {
+				g.Go(func() error { runs[i].Add(1); return nil })
+			}
+			if ctx.Err() != nil {
+				t.Fatal("group context done before Wait")
+			}
+			if err := g.Wait(); err != nil {
+				t.Fatalf("n=%d: %v", n, err)
+			}
+			for i := range runs {
+				if runs[i].Load() != 1 {
+					t.Fatalf("n=%d: task %d ran %d times", n, i, runs[i].Load())
 				}
 			}
-		})
-	}
+			if !errors.Is(ctx.Err(), context.Canceled) {
+				t.Fatalf("group context after Wait: %v", ctx.Err())
+			}
+		}
+	})
 }
 
 // TestGroupFirstError: Wait returns the first error, the context's cause
@@ -167,37 +163,33 @@ func TestGroupBounded(t *testing.T) {
 // group's own tasks are all waited for.
 func TestGroupConcurrentGo(t *testing.T) {
 	watchdog(t, 30*time.Second)
-	for _, c := range configs() {
-		t.Run(c.name, func(t *testing.T) {
-			p := New(c.cfg)
-			defer p.Close()
-			g, _ := NewGroup(context.Background(), p)
-			var ran atomic.Int64
-			var wg sync.WaitGroup
-			const adders = 4
-			per := scale(500)
-			for range adders {
-				wg.Add(1)
-				go func() {
-					defer wg.Done()
-					for range per {
-						g.Go(func() error {
-							g.Go(func() error { ran.Add(1); return nil }) // from a task
-							ran.Add(1)
-							return nil
-						})
-					}
-				}()
-			}
-			wg.Wait()
-			if err := g.Wait(); err != nil {
-				t.Fatal(err)
-			}
-			if want := int64(2 * adders * per); ran.Load() != want {
-				t.Fatalf("ran %d, want %d", ran.Load(), want)
-			}
-		})
-	}
+	eachShape(t, configs(), func(t *testing.T, p *Pool) {
+		g, _ := NewGroup(context.Background(), p)
+		var ran atomic.Int64
+		var wg sync.WaitGroup
+		const adders = 4
+		per := scale(500)
+		for range adders {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for range per {
+					g.Go(func() error {
+						g.Go(func() error { ran.Add(1); return nil }) // from a task
+						ran.Add(1)
+						return nil
+					})
+				}
+			}()
+		}
+		wg.Wait()
+		if err := g.Wait(); err != nil {
+			t.Fatal(err)
+		}
+		if want := int64(2 * adders * per); ran.Load() != want {
+			t.Fatalf("ran %d, want %d", ran.Load(), want)
+		}
+	})
 }
 
 func TestGroupMisuse(t *testing.T) {

@@ -111,15 +111,15 @@ func scale(n int) int {
 	return n
 }
 
-// configs are the pool shapes most tests run on.
-func configs() []struct {
+// shape is a named pool configuration a test runs on.
+type shape struct {
 	name string
 	cfg  Config
-} {
-	return []struct {
-		name string
-		cfg  Config
-	}{
+}
+
+// configs are the pool shapes most tests run on.
+func configs() []shape {
+	return []shape{
 		{"w1", Config{Workers: 1}},
 		{"w1-spin", Config{Workers: 1, Spin: 20 * time.Microsecond}},
 		{"w2", Config{Workers: 2}},
@@ -127,6 +127,19 @@ func configs() []struct {
 		{"w4-nosteal", Config{Workers: 4, NoSteal: true}},
 		{"w3-q2", Config{Workers: 3, QueueSize: 2}},
 		{"w1-q1-nosteal", Config{Workers: 1, QueueSize: 1, NoSteal: true}},
+	}
+}
+
+// eachShape runs body on a fresh pool of every shape, as subtests, and
+// closes the pool after.
+func eachShape(t *testing.T, shapes []shape, body func(t *testing.T, p *Pool)) {
+	t.Helper()
+	for _, c := range shapes {
+		t.Run(c.name, func(t *testing.T) {
+			p := New(c.cfg)
+			defer p.Close()
+			body(t, p)
+		})
 	}
 }
 

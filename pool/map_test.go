@@ -16,31 +16,27 @@ import (
 func TestMapOrder(t *testing.T) {
 	watchdog(t, 30*time.Second)
 	ctx := context.Background()
-	for _, c := range configs() {
-		t.Run(c.name, func(t *testing.T) {
-			p := New(c.cfg)
-			defer p.Close()
-			for _, n := range []int{0, 1, 2, 63, 64, 65, 1000, scale(20000)} {
-				in := make([]int, n)
-				for i := range in {
-					in[i] = i
-				}
-				calls := make([]atomic.Int32, n)
-				out, err := Map(ctx, p, in, func(x int) (string, error) {
-					calls[x].Add(1)
-					return fmt.Sprint(x * 3), nil
-				})
-				if err != nil || len(out) != n || out == nil {
-					t.Fatalf("n=%d: len %d, nil %v, err %v", n, len(out), out == nil, err)
-				}
-				for i := range out {
-					if out[i] != fmt.Sprint(i*3) || calls[i].Load() != 1 {
-						t.Fatalf("n=%d: out[%d] = %q after %d calls", n, i, out[i], calls[i].Load())
-					}
+	eachShape(t, configs(), func(t *testing.T, p *Pool) {
+		for _, n := range []int{0, 1, 2, 63, 64, 65, 1000, scale(20000)} {
+			in := make([]int, n)
+			for i := range in {
+				in[i] = i
+			}
+			calls := make([]atomic.Int32, n)
+			out, err := Map(ctx, p, in, func(x int) (string, error) {
+				calls[x].Add(1)
+				return fmt.Sprint(x * 3), nil
+			})
+			if err != nil || len(out) != n || out == nil {
+				t.Fatalf("n=%d: len %d, nil %v, err %v", n, len(out), out == nil, err)
+			}
+			for i := range out {
+				if out[i] != fmt.Sprint(i*3) || calls[i].Load() != 1 {
+					t.Fatalf("n=%d: out[%d] = %q after %d calls", n, i, out[i], calls[i].Load())
 				}
 			}
-		})
-	}
+		}
+	})
 }
 
 // TestMapFirstErrorSkipsRest: with one worker the elements run in order,
@@ -77,27 +73,23 @@ func TestMapFirstErrorSkipsRest(t *testing.T) {
 // end, with elements that take a few microseconds each.
 func TestMapErrorParallel(t *testing.T) {
 	watchdog(t, 30*time.Second)
-	for _, c := range configs() {
-		t.Run(c.name, func(t *testing.T) {
-			p := New(c.cfg)
-			defer p.Close()
-			in := make([]int, 20000)
-			var calls atomic.Int32
-			_, err := Map(context.Background(), p, in, func(int) (int, error) {
-				if calls.Add(1) == 100 {
-					return 0, errBoom
-				}
-				busy(2 * time.Microsecond)
-				return 0, nil
-			})
-			if err != errBoom {
-				t.Fatalf("Map error %v", err)
+	eachShape(t, configs(), func(t *testing.T, p *Pool) {
+		in := make([]int, 20000)
+		var calls atomic.Int32
+		_, err := Map(context.Background(), p, in, func(int) (int, error) {
+			if calls.Add(1) == 100 {
+				return 0, errBoom
 			}
-			if n := calls.Load(); n > int32(len(in))/2 {
-				t.Fatalf("%d calls of %d after the failure at 100", n, len(in))
-			}
+			busy(2 * time.Microsecond)
+			return 0, nil
 		})
-	}
+		if err != errBoom {
+			t.Fatalf("Map error %v", err)
+		}
+		if n := calls.Load(); n > int32(len(in))/2 {
+			t.Fatalf("%d calls of %d after the failure at 100", n, len(in))
+		}
+	})
 }
 
 // busy spins for about d without yielding.

@@ -19,16 +19,9 @@ import (
 // the inner tasks). A failure is a hang, which the watchdog turns into a
 // goroutine dump.
 
-// nestShapes are the pools the nesting tests run on, with the number of
-// outer tasks that nest at once (one per worker).
-func nestShapes() []struct {
-	name string
-	cfg  Config
-} {
-	return []struct {
-		name string
-		cfg  Config
-	}{
+// nestShapes are the pools the nesting tests run on.
+func nestShapes() []shape {
+	return []shape{
 		{"w1", Config{Workers: 1}},
 		{"w1-q1", Config{Workers: 1, QueueSize: 1}},
 		{"w2", Config{Workers: 2}},
@@ -69,142 +62,126 @@ func runNested(t *testing.T, p *Pool, outer func(i int) error) {
 
 func TestNestedFutureWait(t *testing.T) {
 	watchdog(t, 20*time.Second)
-	for _, c := range nestShapes() {
-		t.Run(c.name, func(t *testing.T) {
-			p := New(c.cfg)
-			defer p.Close()
-			sq := NewTask(p, func(x int) int { return x * x })
-			ctx := context.Background()
-			runNested(t, p, func(i int) error {
-				for k := range 50 {
-					if v, err := sq.Call(k).Wait(ctx); v != k*k || err != nil {
-						return fmt.Errorf("Call(%d) = %v, %v", k, v, err)
-					}
-					f := Submit(ctx, p, func() (int, error) { return k + i, nil })
-					if v, err := f.Wait(ctx); v != k+i || err != nil {
-						return fmt.Errorf("Submit %d = %v, %v", k, v, err)
-					}
+	eachShape(t, nestShapes(), func(t *testing.T, p *Pool) {
+		sq := NewTask(p, func(x int) int { return x * x })
+		ctx := context.Background()
+		runNested(t, p, func(i int) error {
+			for k := range 50 {
+				if v, err := sq.Call(k).Wait(ctx); v != k*k || err != nil {
+					return fmt.Errorf("Call(%d) = %v, %v", k, v, err)
 				}
-				// Several in flight, more than the queues hold.
-				fs := make([]Future[int], 20)
-				for k := range fs {
-					fs[k] = Submit(ctx, p, func() (int, error) { return k, nil })
+				f := Submit(ctx, p, func() (int, error) { return k + i, nil })
+				if v, err := f.Wait(ctx); v != k+i || err != nil {
+					return fmt.Errorf("Submit %d = %v, %v", k, v, err)
 				}
-				for k, f := range fs {
-					if v, err := f.Wait(ctx); v != k || err != nil {
-						return fmt.Errorf("batch %d = %v, %v", k, v, err)
-					}
+			}
+			// Several in flight, more than the queues hold.
+			fs := make([]Future[int], 20)
+			for k := range fs {
+				fs[k] = Submit(ctx, p, func() (int, error) { return k, nil })
+			}
+			for k, f := range fs {
+				if v, err := f.Wait(ctx); v != k || err != nil {
+					return fmt.Errorf("batch %d = %v, %v", k, v, err)
 				}
-				return nil
-			})
+			}
+			return nil
 		})
-	}
+	})
 }
 
 func TestNestedGroupAndMap(t *testing.T) {
 	watchdog(t, 20*time.Second)
-	for _, c := range nestShapes() {
-		t.Run(c.name, func(t *testing.T) {
-			p := New(c.cfg)
-			defer p.Close()
-			ctx := context.Background()
-			runNested(t, p, func(i int) error {
-				g, _ := NewGroup(ctx, p)
-				var ran atomic.Int32
-				for range 40 {
-					g.Go(func() error { ran.Add(1); return nil })
+	eachShape(t, nestShapes(), func(t *testing.T, p *Pool) {
+		ctx := context.Background()
+		runNested(t, p, func(i int) error {
+			g, _ := NewGroup(ctx, p)
+			var ran atomic.Int32
+			for range 40 {
+				g.Go(func() error { ran.Add(1); return nil })
+			}
+			if err := g.Wait(); err != nil || ran.Load() != 40 {
+				return fmt.Errorf("group: %v, ran %d", err, ran.Load())
+			}
+			in := make([]int, 300)
+			for k := range in {
+				in[k] = k
+			}
+			out, err := Map(ctx, p, in, func(x int) (int, error) { return x + i, nil })
+			if err != nil {
+				return err
+			}
+			for k, v := range out {
+				if v != k+i {
+					return fmt.Errorf("Map out[%d] = %d", k, v)
 				}
-				if err := g.Wait(); err != nil || ran.Load() != 40 {
-					return fmt.Errorf("group: %v, ran %d", err, ran.Load())
-				}
-				in := make([]int, 300)
-				for k := range in {
-					in[k] = k
-				}
-				out, err := Map(ctx, p, in, func(x int) (int, error) { return x + i, nil })
-				if err != nil {
-					return err
-				}
-				for k, v := range out {
-					if v != k+i {
-						return fmt.Errorf("Map out[%d] = %d", k, v)
-					}
-				}
-				return nil
-			})
+			}
+			return nil
 		})
-	}
+	})
 }
 
 // TestNestedBlockingSubmit: a task submitting more than the queues hold
 // to its own pool runs queued tasks instead of waiting for room.
 func TestNestedBlockingSubmit(t *testing.T) {
 	watchdog(t, 20*time.Second)
-	for _, c := range nestShapes() {
-		t.Run(c.name, func(t *testing.T) {
-			p := New(c.cfg)
-			defer p.Close()
-			tk := NewTask(p, func(x int) int { return x })
-			var ran atomic.Int64
-			inc := func() { ran.Add(1) }
-			runNested(t, p, func(i int) error {
-				for range 100 {
-					if err := p.Go(inc); err != nil {
-						return err
-					}
+	eachShape(t, nestShapes(), func(t *testing.T, p *Pool) {
+		tk := NewTask(p, func(x int) int { return x })
+		var ran atomic.Int64
+		inc := func() { ran.Add(1) }
+		runNested(t, p, func(i int) error {
+			for range 100 {
+				if err := p.Go(inc); err != nil {
+					return err
 				}
-				ins := make([]int, 200)
-				outs := make([]Future[int], 200)
-				if n := tk.CallBatch(ins, outs); n != len(ins) {
-					return fmt.Errorf("CallBatch accepted %d", n)
-				}
-				for _, f := range outs {
-					if _, err := f.Wait(context.Background()); err != nil {
-						return err
-					}
-				}
-				g, _ := NewGroup(context.Background(), p)
-				for range 100 {
-					g.Go(func() error { inc(); return nil })
-				}
-				return g.Wait()
-			})
-			p.Close()
-			if want := int64(200 * len(p.workers)); ran.Load() != want {
-				t.Fatalf("ran %d, want %d", ran.Load(), want)
 			}
+			ins := make([]int, 200)
+			outs := make([]Future[int], 200)
+			if n := tk.CallBatch(ins, outs); n != len(ins) {
+				return fmt.Errorf("CallBatch accepted %d", n)
+			}
+			for _, f := range outs {
+				if _, err := f.Wait(context.Background()); err != nil {
+					return err
+				}
+			}
+			g, _ := NewGroup(context.Background(), p)
+			for range 100 {
+				g.Go(func() error { inc(); return nil })
+			}
+			return g.Wait()
 		})
-	}
+		p.Close()
+		if want := int64(200 * len(p.workers)); ran.Load() != want {
+			t.Fatalf("ran %d, want %d", ran.Load(), want)
+		}
+	})
 }
 
 // TestNestedRecursive: a recursive computation, every level waiting on
 // the next, on one and two workers.
 func TestNestedRecursive(t *testing.T) {
 	watchdog(t, 30*time.Second)
-	for _, c := range nestShapes() {
-		t.Run(c.name, func(t *testing.T) {
-			p := New(c.cfg)
-			defer p.Close()
-			ctx := context.Background()
-			var fib func(n int) (int, error)
-			fib = func(n int) (int, error) {
-				if n < 2 {
-					return n, nil
-				}
-				a := Submit(ctx, p, func() (int, error) { return fib(n - 1) })
-				b, err := fib(n - 2)
-				if err != nil {
-					return 0, err
-				}
-				va, err := a.Wait(ctx)
-				return va + b, err
+	eachShape(t, nestShapes(), func(t *testing.T, p *Pool) {
+		ctx := context.Background()
+		var fib func(n int) (int, error)
+		fib = func(n int) (int, error) {
+			if n < 2 {
+				return n, nil
 			}
-			v, err := Submit(ctx, p, func() (int, error) { return fib(16) }).Wait(ctx)
-			if v != 987 || err != nil {
-				t.Fatalf("fib(16) = %v, %v", v, err)
+			a := Submit(ctx, p, func() (int, error) { return fib(n - 1) })
+			b, err := fib(n - 2)
+			if err != nil {
+				return 0, err
 			}
-		})
-	}
+			va, err := a.Wait(ctx)
+			return va + b, err
+		}
+		v, err := Submit(ctx, p, func() (int, error) { return fib(16) }).Wait(ctx)
+		if v != 987 || err != nil {
+			t.Fatalf("fib(16) = %v, %v", v, err)
+		}
+	})
 }
 
 // TestNestedWakesOnNewWork: a group task holds worker B until a task

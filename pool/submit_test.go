@@ -17,34 +17,30 @@ import (
 func TestSubmitResults(t *testing.T) {
 	watchdog(t, 20*time.Second)
 	ctx := context.Background()
-	for _, c := range configs() {
-		t.Run(c.name, func(t *testing.T) {
-			p := New(c.cfg)
-			defer p.Close()
-			for i := range scale(500) {
-				f := Submit(ctx, p, func() (string, error) { return fmt.Sprint(i), nil })
-				if v, err := f.Wait(ctx); v != fmt.Sprint(i) || err != nil {
-					t.Fatalf("call %d: %q, %v", i, v, err)
-				}
+	eachShape(t, configs(), func(t *testing.T, p *Pool) {
+		for i := range scale(500) {
+			f := Submit(ctx, p, func() (string, error) { return fmt.Sprint(i), nil })
+			if v, err := f.Wait(ctx); v != fmt.Sprint(i) || err != nil {
+				t.Fatalf("call %d: %q, %v", i, v, err)
 			}
-			wrapped := fmt.Errorf("wrapped: %w", errBoom)
-			if _, err := Submit(ctx, p, func() (int, error) { return 7, wrapped }).Wait(ctx); err != wrapped || !errors.Is(err, errBoom) {
-				t.Fatalf("error not returned unchanged: %v", err)
-			}
-			_, err := Submit(ctx, p, func() (int, error) { panic("bad") }).Wait(ctx)
-			var pe *PanicError
-			if !errors.As(err, &pe) || pe.Value != "bad" || !bytes.Contains(pe.Stack, []byte("TestSubmitResults")) {
-				t.Fatalf("panic: %v", err)
-			}
-			if _, err := Submit(ctx, p, func() (int, error) { panic(errBoom) }).Wait(ctx); !errors.Is(err, errBoom) {
-				t.Fatalf("panic(err) does not unwrap: %v", err)
-			}
-			p.Close()
-			if s := p.Stats(); s.Panicked != 2 || s.Completed != s.Submitted {
-				t.Fatalf("stats %+v", s)
-			}
-		})
-	}
+		}
+		wrapped := fmt.Errorf("wrapped: %w", errBoom)
+		if _, err := Submit(ctx, p, func() (int, error) { return 7, wrapped }).Wait(ctx); err != wrapped || !errors.Is(err, errBoom) {
+			t.Fatalf("error not returned unchanged: %v", err)
+		}
+		_, err := Submit(ctx, p, func() (int, error) { panic("bad") }).Wait(ctx)
+		var pe *PanicError
+		if !errors.As(err, &pe) || pe.Value != "bad" || !bytes.Contains(pe.Stack, []byte("TestSubmitResults")) {
+			t.Fatalf("panic: %v", err)
+		}
+		if _, err := Submit(ctx, p, func() (int, error) { panic(errBoom) }).Wait(ctx); !errors.Is(err, errBoom) {
+			t.Fatalf("panic(err) does not unwrap: %v", err)
+		}
+		p.Close()
+		if s := p.Stats(); s.Panicked != 2 || s.Completed != s.Submitted {
+			t.Fatalf("stats %+v", s)
+		}
+	})
 }
 
 // TestSubmitRefused: after Close, Wait returns ErrClosed at once and fn
@@ -114,45 +110,41 @@ func TestSubmitAllocs(t *testing.T) {
 	if !curgCheap {
 		t.Skip("the portable goroutine identity allocates when a wait parks")
 	}
-	for _, c := range configs() {
-		t.Run(c.name, func(t *testing.T) {
-			p := New(c.cfg)
-			defer p.Close()
-			ctx := context.Background()
-			static := func() (int, error) { return 3, nil }
-			for range 100 {
-				Submit(ctx, p, static).Wait(ctx)
+	eachShape(t, configs(), func(t *testing.T, p *Pool) {
+		ctx := context.Background()
+		static := func() (int, error) { return 3, nil }
+		for range 100 {
+			Submit(ctx, p, static).Wait(ctx)
+		}
+		if a := testing.AllocsPerRun(500, func() {
+			if v, err := Submit(ctx, p, static).Wait(ctx); v != 3 || err != nil {
+				t.Fatal(v, err)
 			}
-			if a := testing.AllocsPerRun(500, func() {
-				if v, err := Submit(ctx, p, static).Wait(ctx); v != 3 || err != nil {
-					t.Fatal(v, err)
-				}
-			}); a != 0 {
-				t.Errorf("Submit+Wait, static closure: %v allocs", a)
+		}); a != 0 {
+			t.Errorf("Submit+Wait, static closure: %v allocs", a)
+		}
+		x := 0
+		if a := testing.AllocsPerRun(500, func() {
+			x++
+			y := x
+			if v, err := Submit(ctx, p, func() (int, error) { return y, nil }).Wait(ctx); v != y || err != nil {
+				t.Fatal(v, err)
 			}
-			x := 0
-			if a := testing.AllocsPerRun(500, func() {
-				x++
-				y := x
-				if v, err := Submit(ctx, p, func() (int, error) { return y, nil }).Wait(ctx); v != y || err != nil {
-					t.Fatal(v, err)
-				}
-			}); a > 1 {
-				t.Errorf("Submit+Wait, capturing closure: %v allocs, want <= 1", a)
+		}); a > 1 {
+			t.Errorf("Submit+Wait, capturing closure: %v allocs, want <= 1", a)
+		}
+		fs := make([]Future[int], 64)
+		if a := testing.AllocsPerRun(50, func() {
+			for i := range fs {
+				fs[i] = Submit(ctx, p, static)
 			}
-			fs := make([]Future[int], 64)
-			if a := testing.AllocsPerRun(50, func() {
-				for i := range fs {
-					fs[i] = Submit(ctx, p, static)
-				}
-				for _, f := range fs {
-					f.Wait(ctx)
-				}
-			}); a != 0 {
-				t.Errorf("64 Submits, then 64 Waits: %v allocs", a)
+			for _, f := range fs {
+				f.Wait(ctx)
 			}
-		})
-	}
+		}); a != 0 {
+			t.Errorf("64 Submits, then 64 Waits: %v allocs", a)
+		}
+	})
 }
 
 // TestSubmitExactlyOnce: many submitters, Close at a random moment.
@@ -292,28 +284,24 @@ func TestFutureDone(t *testing.T) {
 // channel closes, and nothing races.
 func TestFutureDoneRace(t *testing.T) {
 	watchdog(t, 60*time.Second)
-	for _, c := range configs() {
-		t.Run(c.name, func(t *testing.T) {
-			p := New(c.cfg)
-			defer p.Close()
-			ctx := context.Background()
-			for i := range scale(3000) {
-				f := Submit(ctx, p, func() (int, error) { return i, nil })
-				var wg sync.WaitGroup
-				wg.Add(1)
-				go func() {
-					defer wg.Done()
-					if v, err := f.Wait(ctx); v != i || err != nil {
-						t.Errorf("call %d: %v, %v", i, v, err)
-					}
-				}()
-				select {
-				case <-f.Done():
-				case <-time.After(10 * time.Second):
-					t.Fatalf("call %d: Done never closed", i)
+	eachShape(t, configs(), func(t *testing.T, p *Pool) {
+		ctx := context.Background()
+		for i := range scale(3000) {
+			f := Submit(ctx, p, func() (int, error) { return i, nil })
+			var wg sync.WaitGroup
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				if v, err := f.Wait(ctx); v != i || err != nil {
+					t.Errorf("call %d: %v, %v", i, v, err)
 				}
-				wg.Wait()
+			}()
+			select {
+			case <-f.Done():
+			case <-time.After(10 * time.Second):
+				t.Fatalf("call %d: Done never closed", i)
 			}
-		})
-	}
+			wg.Wait()
+		}
+	})
 }

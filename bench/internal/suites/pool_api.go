@@ -98,29 +98,37 @@ func (b *apiBench) Close() error {
 	return nil
 }
 
+// startSubmitRow makes a row whose op is one task: submit(i, x) starts
+// task x as the round's i-th, wait(i) returns its result. Rounds of batch
+// tasks are submitted, then waited for in order.
+func startSubmitRow(batch int, close func(), submit func(i, x int), wait func(i int) (int, error)) *apiBench {
+	return &apiBench{close: close, run: func(n int) error {
+		return batches(n, batch, func(base, k int) error {
+			for i := range k {
+				submit(i, (base+i)&0xffff)
+			}
+			for i := range k {
+				v, err := wait(i)
+				if err != nil {
+					return err
+				}
+				if err := checkResult((base+i)&0xffff, v); err != nil {
+					return err
+				}
+			}
+			return nil
+		})
+	}}
+}
+
 func startKnitSubmit(batch int) func(harness.Config) (harness.Bench, error) {
 	return func(harness.Config) (harness.Bench, error) {
 		p := pool.New(pool.Config{})
 		ctx := context.Background()
 		fs := make([]pool.Future[int], batch)
-		return &apiBench{close: p.Close, run: func(n int) error {
-			return batches(n, batch, func(base, k int) error {
-				for i := range k {
-					x := (base + i) & 0xffff
-					fs[i] = pool.Submit(ctx, p, func() (int, error) { return apiTask(x), nil })
-				}
-				for i := range k {
-					v, err := fs[i].Wait(ctx)
-					if err != nil {
-						return err
-					}
-					if err := checkResult((base+i)&0xffff, v); err != nil {
-						return err
-					}
-				}
-				return nil
-			})
-		}}, nil
+		return startSubmitRow(batch, p.Close, func(i, x int) {
+			fs[i] = pool.Submit(ctx, p, func() (int, error) { return apiTask(x), nil })
+		}, func(i int) (int, error) { return fs[i].Wait(ctx) }), nil
 	}
 }
 
@@ -130,23 +138,8 @@ func startKnitTaskCall(batch int) func(harness.Config) (harness.Bench, error) {
 		t := pool.NewTask(p, apiTask)
 		ctx := context.Background()
 		fs := make([]pool.Future[int], batch)
-		return &apiBench{close: p.Close, run: func(n int) error {
-			return batches(n, batch, func(base, k int) error {
-				for i := range k {
-					fs[i] = t.Call((base + i) & 0xffff)
-				}
-				for i := range k {
-					v, err := fs[i].Wait(ctx)
-					if err != nil {
-						return err
-					}
-					if err := checkResult((base+i)&0xffff, v); err != nil {
-						return err
-					}
-				}
-				return nil
-			})
-		}}, nil
+		return startSubmitRow(batch, p.Close, func(i, x int) { fs[i] = t.Call(x) },
+			func(i int) (int, error) { return fs[i].Wait(ctx) }), nil
 	}
 }
 
@@ -154,25 +147,13 @@ func startPondResult(batch int) func(harness.Config) (harness.Bench, error) {
 	return func(harness.Config) (harness.Bench, error) {
 		p := pond.NewResultPool[int](apiWorkers())
 		fs := make([]pond.ResultTask[int], batch)
-		return &apiBench{close: p.StopAndWait, run: func(n int) error {
-			return batches(n, batch, func(base, k int) error {
-				for i := range k {
-					x := (base + i) & 0xffff
-					fs[i] = p.SubmitErr(func() (int, error) { return apiTask(x), nil })
-				}
-				for i := range k {
-					v, err := fs[i].Wait()
-					if err != nil {
-						return err
-					}
-					if err := checkResult((base+i)&0xffff, v); err != nil {
-						return err
-					}
-					fs[i] = nil
-				}
-				return nil
-			})
-		}}, nil
+		return startSubmitRow(batch, p.StopAndWait, func(i, x int) {
+			fs[i] = p.SubmitErr(func() (int, error) { return apiTask(x), nil })
+		}, func(i int) (int, error) {
+			v, err := fs[i].Wait()
+			fs[i] = nil
+			return v, err
+		}), nil
 	}
 }
 

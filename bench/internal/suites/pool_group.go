@@ -86,17 +86,19 @@ func checkGroup(out []int, size int, f func(int) int) error {
 func identity(i int) int { return i }
 func mapped(i int) int   { v, _ := mapElem(i); return v }
 
-func startKnitGroup(size int) (harness.Bench, error) {
-	p := pool.New(pool.Config{})
+// startGroupRow makes a group row's bench: each op starts a group with
+// newGroup, gives it size tasks that each write their index into a slice,
+// waits, and checks the slice.
+func startGroupRow(size int, close func(), newGroup func() (goFn func(func() error), wait func() error)) *apiBench {
 	out := make([]int, size)
-	return &apiBench{close: p.Close, run: func(n int) error {
+	return &apiBench{close: close, run: func(n int) error {
 		for range n {
 			clear(out)
-			g, _ := pool.NewGroup(context.Background(), p)
+			goFn, wait := newGroup()
 			for i := range size {
-				g.Go(func() error { out[i] = i; return nil })
+				goFn(func() error { out[i] = i; return nil })
 			}
-			if err := g.Wait(); err != nil {
+			if err := wait(); err != nil {
 				return err
 			}
 			if err := checkGroup(out, size, identity); err != nil {
@@ -104,128 +106,89 @@ func startKnitGroup(size int) (harness.Bench, error) {
 			}
 		}
 		return nil
-	}}, nil
+	}}
+}
+
+// startMapRow makes a Map row's bench: each op maps mapElem over the
+// input with mapFn and checks the results.
+func startMapRow(size int, close func(), mapFn func(in []int) ([]int, error)) *apiBench {
+	in := groupInput(size)
+	return &apiBench{close: close, run: func(n int) error {
+		for range n {
+			out, err := mapFn(in)
+			if err != nil {
+				return err
+			}
+			if err := checkGroup(out, size, mapped); err != nil {
+				return err
+			}
+		}
+		return nil
+	}}
+}
+
+func startKnitGroup(size int) (harness.Bench, error) {
+	p := pool.New(pool.Config{})
+	return startGroupRow(size, p.Close, func() (func(func() error), func() error) {
+		g, _ := pool.NewGroup(context.Background(), p)
+		return g.Go, g.Wait
+	}), nil
 }
 
 func startErrgroupGroup(size int) (harness.Bench, error) {
 	w := apiWorkers()
-	out := make([]int, size)
-	return &apiBench{run: func(n int) error {
-		for range n {
-			clear(out)
-			g, _ := errgroup.WithContext(context.Background())
-			g.SetLimit(w)
-			for i := range size {
-				g.Go(func() error { out[i] = i; return nil })
-			}
-			if err := g.Wait(); err != nil {
-				return err
-			}
-			if err := checkGroup(out, size, identity); err != nil {
-				return err
-			}
-		}
-		return nil
-	}}, nil
+	return startGroupRow(size, nil, func() (func(func() error), func() error) {
+		g, _ := errgroup.WithContext(context.Background())
+		g.SetLimit(w)
+		return g.Go, g.Wait
+	}), nil
 }
 
 func startPondGroup(size int) (harness.Bench, error) {
 	p := pond.NewPool(apiWorkers())
-	out := make([]int, size)
-	return &apiBench{close: p.StopAndWait, run: func(n int) error {
-		for range n {
-			clear(out)
-			g := p.NewGroup()
-			for i := range size {
-				g.SubmitErr(func() error { out[i] = i; return nil })
-			}
-			if err := g.Wait(); err != nil {
-				return err
-			}
-			if err := checkGroup(out, size, identity); err != nil {
-				return err
-			}
-		}
-		return nil
-	}}, nil
+	return startGroupRow(size, p.StopAndWait, func() (func(func() error), func() error) {
+		g := p.NewGroup()
+		return func(f func() error) { g.SubmitErr(f) }, g.Wait
+	}), nil
 }
 
 func startKnitMap(size int) (harness.Bench, error) {
 	p := pool.New(pool.Config{})
-	in := groupInput(size)
-	return &apiBench{close: p.Close, run: func(n int) error {
-		for range n {
-			out, err := pool.Map(context.Background(), p, in, mapElem)
-			if err != nil {
-				return err
-			}
-			if err := checkGroup(out, size, mapped); err != nil {
-				return err
-			}
-		}
-		return nil
-	}}, nil
+	return startMapRow(size, p.Close, func(in []int) ([]int, error) {
+		return pool.Map(context.Background(), p, in, mapElem)
+	}), nil
 }
 
 func startErrgroupMap(size int) (harness.Bench, error) {
 	w := apiWorkers()
-	in := groupInput(size)
-	return &apiBench{run: func(n int) error {
-		for range n {
-			out := make([]int, len(in))
-			g, _ := errgroup.WithContext(context.Background())
-			g.SetLimit(w)
-			for i, x := range in {
-				g.Go(func() error {
-					v, err := mapElem(x)
-					out[i] = v
-					return err
-				})
-			}
-			if err := g.Wait(); err != nil {
+	return startMapRow(size, nil, func(in []int) ([]int, error) {
+		out := make([]int, len(in))
+		g, _ := errgroup.WithContext(context.Background())
+		g.SetLimit(w)
+		for i, x := range in {
+			g.Go(func() error {
+				v, err := mapElem(x)
+				out[i] = v
 				return err
-			}
-			if err := checkGroup(out, size, mapped); err != nil {
-				return err
-			}
+			})
 		}
-		return nil
-	}}, nil
+		return out, g.Wait()
+	}), nil
 }
 
 func startPondMap(size int) (harness.Bench, error) {
 	p := pond.NewResultPool[int](apiWorkers())
-	in := groupInput(size)
-	return &apiBench{close: p.StopAndWait, run: func(n int) error {
-		for range n {
-			g := p.NewGroup()
-			for _, x := range in {
-				g.SubmitErr(func() (int, error) { return mapElem(x) })
-			}
-			out, err := g.Wait()
-			if err != nil {
-				return err
-			}
-			if err := checkGroup(out, size, mapped); err != nil {
-				return err
-			}
+	return startMapRow(size, p.StopAndWait, func(in []int) ([]int, error) {
+		g := p.NewGroup()
+		for _, x := range in {
+			g.SubmitErr(func() (int, error) { return mapElem(x) })
 		}
-		return nil
-	}}, nil
+		return g.Wait()
+	}), nil
 }
 
 func startConcMap(size int) (harness.Bench, error) {
-	in := groupInput(size)
-	return &apiBench{run: func(n int) error {
-		for range n {
-			out, err := iter.MapErr(in, func(x *int) (int, error) { return mapElem(*x) })
-			if err != nil {
-				return err
-			}
-			if err := checkGroup(out, size, mapped); err != nil {
-				return err
-			}
-		}
-		return nil
-	}}, nil
+	return startMapRow(size, nil, func(in []int) ([]int, error) {
+		return iter.MapErr(in, func(x *int) (int, error) { return mapElem(*x) })
+	}), nil
 }
