@@ -78,6 +78,13 @@ func (s *sleepers) unmark(i int) {
 	}
 }
 
+// maybeAny reports whether a bit may be set: a load of the only word, or
+// true when there are more (pools of over 64 workers then look further).
+// Inlined into the publish path, so a pool nobody nests in pays one load.
+func (s *sleepers) maybeAny() bool {
+	return len(s.words) != 1 || s.words[0].Load() != 0
+}
+
 // claimBits clears up to n set bits of word i and returns them.
 func (s *sleepers) claimBits(i, n int) uint64 {
 	w := &s.words[i]

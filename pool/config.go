@@ -11,17 +11,17 @@ import (
 )
 
 // Config configures a Pool. The zero Config is valid: runtime.GOMAXPROCS(0)
-// workers (as many as can run at once, what an errgroup without a limit
-// gives), Knitting's timer policy, bounded queues of DefaultQueueSize,
-// work stealing on, no pinning, panics logged.
+// workers (as many as run in parallel, the parallelism an errgroup
+// without a limit gets), Knitting's timer policy, bounded queues of
+// DefaultQueueSize, work stealing on, no pinning, panics logged.
 //
 // New panics, naming the field, on a value outside the ranges below: a
 // bad Config is a programming error, like a negative length to make.
 type Config struct {
 	// Workers is the number of worker goroutines: 0 means
-	// runtime.GOMAXPROCS(0) at New; otherwise 1 to MaxWorkers. A pool of
-	// one worker gets Knitting's single-worker timer policy (see
-	// DefaultSpin).
+	// runtime.GOMAXPROCS(0) at New (at most MaxWorkers); otherwise 1 to
+	// MaxWorkers. A pool of one worker gets Knitting's single-worker
+	// timer policy (see DefaultSpin).
 	Workers int
 
 	// Spin is how long an idle worker polls the queues before it parks,
@@ -140,7 +140,7 @@ func (cfg *Config) spinFor(n int) time.Duration {
 func (cfg *Config) workers() int {
 	switch n := cfg.Workers; {
 	case n == 0:
-		return runtime.GOMAXPROCS(0)
+		return min(runtime.GOMAXPROCS(0), MaxWorkers)
 	case n < 0 || n > MaxWorkers:
 		panic(fmt.Sprintf("pool: New: Config.Workers is %d; want 0 (GOMAXPROCS) or 1 to %d (MaxWorkers)", n, MaxWorkers))
 	default:

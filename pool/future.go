@@ -50,17 +50,6 @@ type result[Out any] struct {
 	//	                   clearing it; then the slot goes to the free list
 	word atomic.Uint64
 
-	// done is the caller's doorbell: the runner rings it (NotifyAll, so
-	// every Wait on a copied Future wakes and one wins) after the word
-	// turns ready. With no caller waiting the ring is one load.
-	done knit.Event
-
-	out Out   // guarded by word: see the transitions
-	err error // likewise
-
-	owner recycler // read-only: the slot that embeds this result
-	p     *Pool    // read-only: the pool the calls run on
-
 	// ch is Done's channel for one generation, nil until a Done asks for
 	// it (so a Future that is only Waited on allocates nothing). Whoever
 	// sees the generation leave pending with the channel installed closes
@@ -72,6 +61,17 @@ type result[Out any] struct {
 	// store-load pairing that leaves no channel open. A channel of an
 	// older generation left in ch is never closed for a later one.
 	ch atomic.Pointer[doneChan]
+
+	// done is the caller's doorbell: the runner rings it (NotifyAll, so
+	// every Wait on a copied Future wakes and one wins) after the word
+	// turns ready. With no caller waiting the ring is one load.
+	done knit.Event
+
+	out Out   // guarded by word: see the transitions
+	err error // likewise
+
+	owner recycler // read-only: the slot that embeds this result
+	p     *Pool    // read-only: the pool the calls run on
 }
 
 // doneChan is the channel Done returns, for one generation of a result.

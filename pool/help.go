@@ -124,15 +124,9 @@ func (w *worker) nestLeave() {
 	w.nestEv.Store(nil)
 }
 
-// ringNested wakes up to n workers parked in a wait of their own: any of
-// them (id < 0, a stealing pool), or worker id alone.
-func (p *Pool) ringNested(id, n int) {
-	if id >= 0 {
-		if p.nested.claim(id) {
-			p.workers[id].ringNest()
-		}
-		return
-	}
+// ringNested wakes up to n workers of a stealing pool that are parked in
+// a wait of their own (any of them can take any task).
+func (p *Pool) ringNested(n int) {
 	for i := range p.nested.words {
 		if n <= 0 {
 			return

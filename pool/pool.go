@@ -313,12 +313,16 @@ func (p *Pool) ring(w *worker, n int) {
 		if k := p.asleep.claimAny(n); k > 0 {
 			p.bell.Notify(k)
 		}
-		p.ringNested(-1, n)
+		if p.nested.maybeAny() {
+			p.ringNested(n)
+		}
 	} else {
 		if p.asleep.claim(w.id) {
 			w.bell.Notify(1)
 		}
-		p.ringNested(w.id, 1)
+		if p.nested.claim(w.id) {
+			w.ringNest()
+		}
 	}
 }
 
