@@ -23,43 +23,52 @@ type Future[Out any] struct {
 // genClosed is Future.gen of a Future whose call was refused (pool closed).
 const genClosed = 1
 
-// The result word packs a generation and a state: gen<<stateBits | state.
-// Every transition is one atomic operation on it, so a stale Future (one
-// whose value was taken, its slot perhaps reused) is told apart by an
-// atomic load, never by touching fields someone else now owns.
+// The result word packs a generation, a state and a flag:
+// gen<<stateBits | doneWanted? | state. Every transition is one atomic
+// operation on it, so a stale Future (one whose value was taken, its slot
+// perhaps reused) is told apart by an atomic load, never by touching
+// fields someone else now owns.
 const (
-	stateBits = 2
-	stateMask = 1<<stateBits - 1
+	stateBits = 3
+	stateMask = 3 // the state, below the flag
 
 	pending = 0 // the task has not finished; the runner owns out and err
 	ready   = 1 // out and err hold the result; whoever CASes ready->taken owns them
 	taken   = 2 // a Wait is copying the result out; the slot is then recycled
+
+	// doneWanted says a Done installed its channel in ch for this
+	// generation (set while pending, cleared with the generation).
+	doneWanted = 4
 )
 
 // result is the part of a call's slot that Future sees: everything but the
 // argument and the task, so that Future is generic in Out alone.
 type result[Out any] struct {
-	// word is gen<<stateBits | state. Transitions, each by one writer:
+	// word is gen<<stateBits | flag | state. Transitions, each by one
+	// writer:
 	//
 	//	pending -> ready   the worker that ran the call (or Shutdown's
-	//	                   abandon), after writing out and err; a Store,
-	//	                   since nobody else writes the word while pending
+	//	                   abandon), after writing out and err; an Or,
+	//	                   which returns the flag as it was
 	//	ready -> taken     the Wait that wins the CAS
 	//	taken -> (gen+1)<<stateBits | pending
 	//	                   that Wait, after copying the result out and
 	//	                   clearing it; then the slot goes to the free list
+	//
+	// and, while pending, +doneWanted by the Done that installed ch (a
+	// CAS, so it fails once the state has moved on).
 	word atomic.Uint64
 
 	// ch is Done's channel for one generation, nil until a Done asks for
-	// it (so a Future that is only Waited on allocates nothing). Whoever
-	// sees the generation leave pending with the channel installed closes
-	// it (doneChan.close makes that once): the runner after the ready
-	// store, the Wait that takes the value before it clears ch for the
-	// next generation, and Done after installing it, if it finds the
-	// generation no longer pending. Done's install then its load of word,
-	// against the runner's store of word then its load of ch, is the
-	// store-load pairing that leaves no channel open. A channel of an
-	// older generation left in ch is never closed for a later one.
+	// it, so a Future that is only Waited on allocates nothing and its
+	// runner and Wait touch nothing more than the word. Done installs
+	// the channel, then sets doneWanted with a CAS that needs the state
+	// pending. If the CAS fails the call finished first and Done closes
+	// the channel itself; if it succeeds, the runner's Or sees the flag
+	// and closes it, and so does the Wait that takes the value (the runner
+	// may load ch only after the slot has been reused), doneChan.close
+	// making that once. A channel of an older generation left in ch is
+	// never closed for a later one.
 	ch atomic.Pointer[doneChan]
 
 	// done is the caller's doorbell: the runner rings it (NotifyAll, so
@@ -102,14 +111,15 @@ type recycler interface{ recycle() }
 // the slot's owner while the word is pending.
 func (r *result[Out]) finish(out Out, err error) {
 	r.out, r.err = out, err
-	w := r.word.Load()
-	r.word.Store(w | ready)
+	w := r.word.Or(ready)
 	// From here on the slot may be taken and reused: the ring and the
 	// channel below may reach a later generation's waiters, which is a
 	// spurious wake for the ring and nothing for the channel.
 	r.done.NotifyAll()
-	if d := r.ch.Load(); d != nil {
-		d.close(w >> stateBits)
+	if w&doneWanted != 0 {
+		if d := r.ch.Load(); d != nil {
+			d.close(w >> stateBits)
+		}
 	}
 }
 
@@ -126,8 +136,10 @@ func (r *result[Out]) take(gen uint64) (v Out, err error, ok bool) {
 		v, err = r.out, r.err
 		var zero Out
 		r.out, r.err = zero, nil // the slot must not keep the result alive
-		if d := r.ch.Load(); d != nil {
-			d.close(gen) // the runner may not have seen it yet
+		if w&doneWanted != 0 {
+			if d := r.ch.Load(); d != nil {
+				d.close(gen) // the runner may not have reached it yet
+			}
 			r.ch.Store(nil)
 		}
 		r.word.Store((gen + 1) << stateBits)
@@ -220,22 +232,36 @@ func (f Future[Out]) Done() <-chan struct{} {
 	if r == nil {
 		return closedChan
 	}
+	var d *doneChan
 	for {
 		w := r.word.Load()
 		if w>>stateBits != f.gen || w&stateMask != pending {
+			if d != nil {
+				d.close(f.gen) // installed, but the runner finished first
+			}
 			return closedChan
 		}
-		old := r.ch.Load()
-		if old != nil && old.gen == f.gen {
-			return old.c
+		if w&doneWanted != 0 { // another Done installed it
+			if c := r.ch.Load(); c != nil && c.gen == f.gen {
+				return c.c
+			}
+			continue // the word moves on in a moment: taken, or a new generation
 		}
-		d := &doneChan{gen: f.gen, c: make(chan struct{})}
-		if !r.ch.CompareAndSwap(old, d) {
-			continue
+		if d == nil {
+			d = &doneChan{gen: f.gen, c: make(chan struct{})}
+			old := r.ch.Load()
+			if old != nil && old.gen == f.gen {
+				d = nil // a concurrent Done is about to set the flag
+				runtime.Gosched()
+				continue
+			}
+			if !r.ch.CompareAndSwap(old, d) {
+				d = nil
+				continue
+			}
 		}
-		if w := r.word.Load(); w>>stateBits != f.gen || w&stateMask != pending {
-			d.close(f.gen) // finished meanwhile: its runner may have missed d
+		if r.word.CompareAndSwap(w, w|doneWanted) {
+			return d.c
 		}
-		return d.c
 	}
 }
