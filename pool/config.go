@@ -39,7 +39,8 @@ type Config struct {
 	// QueueSize is the capacity of each worker's queue, rounded up to a
 	// power of two: 0 means DefaultQueueSize; otherwise 1 to 1<<30 (the
 	// rings' bound). Go, Call and Submit block while the queues are full,
-	// TryGo fails. Each slot costs 16 bytes on 64-bit targets.
+	// TryGo fails. Each slot costs 24 bytes on 64-bit targets (see
+	// DefaultQueueSize).
 	QueueSize int
 
 	// Pinning says which CPUs the workers' threads are pinned to.
@@ -50,9 +51,11 @@ type Config struct {
 	NoSteal bool
 
 	// PanicHandler receives the value and stack of a panic in a task
-	// started with Go (a Call's panic goes to its future instead). It
-	// runs on the worker; nil logs the panic and its stack with the log
-	// package. A panic in the handler itself is not recovered.
+	// started with Go or GoContext (a Call's or Submit's panic goes to
+	// its Future instead, a group task's or Map element's to their Wait
+	// or Map). It runs on the worker; nil logs the panic and its stack
+	// with the log package. A panic in the handler itself is not
+	// recovered.
 	PanicHandler func(value any, stack []byte)
 }
 
