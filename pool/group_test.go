@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
+	"math/rand/v2"
 	"runtime"
 	"sync"
 	"sync/atomic"
@@ -211,5 +213,80 @@ func TestGroupMisuse(t *testing.T) {
 			}()
 			f()
 		}()
+	}
+}
+
+// TestGroupsAndMapsRaceClose: groups, maps and nested submits run from
+// several goroutines while the pool is closed (or shut down with a short
+// deadline) at a random moment. Nothing hangs; a Map returns all its
+// results or ErrClosed; a group returns nil only if every task ran, and
+// no task runs twice.
+func TestGroupsAndMapsRaceClose(t *testing.T) {
+	watchdog(t, 60*time.Second)
+	for round := range scale(60) {
+		c := configs()[round%len(configs())]
+		p := New(c.cfg)
+		ctx := context.Background()
+		var wg sync.WaitGroup
+		for g := range 4 {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for k := 0; ; k++ {
+					in := make([]int, 50+k%200)
+					for i := range in {
+						in[i] = i
+					}
+					out, err := Map(ctx, p, in, func(x int) (int, error) { return x + g, nil })
+					if err != nil {
+						if !errors.Is(err, ErrClosed) {
+							t.Errorf("Map: %v", err)
+						}
+						return
+					}
+					for i, v := range out {
+						if v != i+g {
+							t.Errorf("Map out[%d] = %d", i, v)
+							return
+						}
+					}
+					grp, _ := NewGroup(ctx, p)
+					runs := make([]atomic.Int32, 30)
+					for i := range runs {
+						grp.Go(func() error {
+							runs[i].Add(1)
+							// Nested: a submit and a wait on the same pool.
+							f := Submit(ctx, p, func() (int, error) { return i, nil })
+							if v, err := f.Wait(ctx); err != nil && !errors.Is(err, ErrClosed) || err == nil && v != i {
+								return fmt.Errorf("nested Submit: %v, %v", v, err)
+							}
+							return nil
+						})
+					}
+					err = grp.Wait()
+					for i := range runs {
+						if n := runs[i].Load(); n > 1 || err == nil && n != 1 {
+							t.Errorf("group task %d ran %d times (Wait: %v)", i, n, err)
+						}
+					}
+					if err != nil {
+						if !errors.Is(err, ErrClosed) {
+							t.Errorf("group: %v", err)
+						}
+						return
+					}
+				}
+			}()
+		}
+		time.Sleep(time.Duration(rand.IntN(3000)) * time.Microsecond)
+		if round%2 == 0 {
+			p.Close()
+		} else {
+			sctx, cancel := context.WithTimeout(ctx, time.Duration(rand.IntN(500))*time.Microsecond)
+			p.Shutdown(sctx)
+			cancel()
+			p.Close()
+		}
+		wg.Wait()
 	}
 }

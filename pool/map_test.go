@@ -198,3 +198,66 @@ func TestMapNoGoroutines(t *testing.T) {
 		t.Fatalf("goroutines rose from %d to %d during Map", base, maxG.Load())
 	}
 }
+
+// FuzzMap checks Map against a sequential model: elements whose value is
+// divisible by fail fail with an error naming their index. With one
+// worker the elements run in order, so the result is exactly the model's:
+// the outputs, or the first failing element's error after exactly its
+// index+1 calls. With three workers the outputs match when nothing fails,
+// and otherwise the error is one of the failing elements'.
+func FuzzMap(f *testing.F) {
+	f.Add([]byte{1, 2, 3, 4, 5}, uint8(0))
+	f.Add([]byte{7, 14, 3}, uint8(7))
+	f.Add(make([]byte, 300), uint8(1))
+	f.Add([]byte("the quick brown fox jumps over the lazy dog, many times over and over"), uint8(13))
+	p1 := New(Config{Workers: 1})
+	p3 := New(Config{Workers: 3, QueueSize: 2})
+	f.Cleanup(func() { p1.Close(); p3.Close() })
+	f.Fuzz(func(t *testing.T, data []byte, fail uint8) {
+		in := make([]int, len(data))
+		for i, b := range data {
+			in[i] = int(b)
+		}
+		fails := func(x int) bool { return fail != 0 && x%int(fail) == 0 }
+		firstFail := -1
+		for i, x := range in {
+			if fails(x) {
+				firstFail = i
+				break
+			}
+		}
+		for _, p := range []*Pool{p1, p3} {
+			var calls atomic.Int32
+			out, err := Map(context.Background(), p, in, func(x int) (int, error) {
+				calls.Add(1)
+				if fails(x) {
+					return 0, fmt.Errorf("element %d", x)
+				}
+				return x * 3, nil
+			})
+			switch {
+			case firstFail < 0:
+				if err != nil || len(out) != len(in) {
+					t.Fatalf("workers %d: %v, %d results of %d", len(p.workers), err, len(out), len(in))
+				}
+				for i := range in {
+					if out[i] != in[i]*3 {
+						t.Fatalf("workers %d: out[%d] = %d, want %d", len(p.workers), i, out[i], in[i]*3)
+					}
+				}
+			case len(p.workers) == 1:
+				if want := fmt.Sprintf("element %d", in[firstFail]); err == nil || err.Error() != want || out != nil {
+					t.Fatalf("one worker: %v, %v; want %q", out, err, want)
+				}
+				if calls.Load() != int32(firstFail+1) {
+					t.Fatalf("one worker: %d calls, want %d", calls.Load(), firstFail+1)
+				}
+			default:
+				var x int
+				if _, serr := fmt.Sscanf(fmt.Sprint(err), "element %d", &x); serr != nil || !fails(x) || out != nil {
+					t.Fatalf("workers %d: %v, %v; want a failing element's error", len(p.workers), out, err)
+				}
+			}
+		}
+	})
+}
