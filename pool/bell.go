@@ -63,6 +63,46 @@ func (s *sleepers) claim(i int) bool {
 	return w.Load()&bit != 0 && w.And(^bit)&bit != 0
 }
 
+// mark sets worker i's bit with a store even when it is set already: the
+// owner of a nested bit (see help.go) relies on its own store, then its
+// re-check, for the argument above.
+func (s *sleepers) mark(i int) {
+	s.words[i/64].Or(uint64(1) << (i % 64))
+}
+
+// unmark clears worker i's bit; only the owner of a nested bit does so.
+func (s *sleepers) unmark(i int) {
+	w := &s.words[i/64]
+	if bit := uint64(1) << (i % 64); w.Load()&bit != 0 {
+		w.And(^bit)
+	}
+}
+
+// maybeAny reports whether a bit may be set: a load of the only word, or
+// true when there are more (pools of over 64 workers then look further).
+// Inlined into the publish path, so a pool nobody nests in pays one load.
+func (s *sleepers) maybeAny() bool {
+	return len(s.words) != 1 || s.words[0].Load() != 0
+}
+
+// claimBits clears up to n set bits of word i and returns them.
+func (s *sleepers) claimBits(i, n int) uint64 {
+	w := &s.words[i]
+	for {
+		old := w.Load()
+		if old == 0 {
+			return 0
+		}
+		take := old
+		for k := bits.OnesCount64(old) - n; k > 0; k-- {
+			take &= take - 1
+		}
+		if w.CompareAndSwap(old, old&^take) {
+			return take
+		}
+	}
+}
+
 // claimAny clears up to n set bits, any workers', and returns how many.
 func (s *sleepers) claimAny(n int) int {
 	got := 0

@@ -119,8 +119,8 @@ func BenchmarkCallWait(b *testing.B) {
 			name string
 			cfg  Config
 		}{
-			{"spin", Config{Spin: DefaultSpin}},
-			{"park", Config{Spin: -1}},
+			{"spin", Config{Workers: 1, Spin: DefaultSpin}},
+			{"park", Config{Workers: 1, Spin: -1}},
 		} {
 			b.Run(fmt.Sprintf("n=%d/pool-%s", n, v.name), func(b *testing.B) {
 				p := New(v.cfg)
@@ -258,7 +258,7 @@ func BenchmarkIdle(b *testing.B) {
 	// Knitting's single-worker policy forced on, whatever GOMAXPROCS:
 	// the spin is paid once per idle transition, then the worker parks.
 	b.Run("w1-spin50µs", func(b *testing.B) {
-		p := New(Config{Spin: DefaultSpin})
+		p := New(Config{Workers: 1, Spin: DefaultSpin})
 		defer p.Close()
 		tk := NewTask(p, func(x int) int { return x })
 		for i := range 100 {

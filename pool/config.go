@@ -1,23 +1,34 @@
 package pool
 
 import (
+	"fmt"
 	"runtime"
 	"time"
 
 	"github.com/knit-go/knit"
 	"github.com/knit-go/knit/affinity"
+	"github.com/knit-go/knit/internal/spinpolicy"
 )
 
-// Config configures a Pool. The zero Config is valid: one worker,
-// Knitting's timer policy, a bounded queue of DefaultQueueSize, work
-// stealing on, no pinning, panics logged.
+// Config configures a Pool. The zero Config is valid: runtime.GOMAXPROCS(0)
+// workers (as many as run in parallel, the parallelism an errgroup
+// without a limit gets), Knitting's timer policy, bounded queues of
+// DefaultQueueSize, work stealing on, no pinning, panics logged.
+//
+// New panics, naming the field, on a value outside the ranges below: a
+// bad Config is a programming error, like a negative length to make.
 type Config struct {
-	// Workers is the number of worker goroutines; 0 means 1.
+	// Workers is the number of worker goroutines: 0 means
+	// runtime.GOMAXPROCS(0) at New (at most MaxWorkers); otherwise 1 to
+	// MaxWorkers. A pool of one worker gets Knitting's single-worker
+	// timer policy (see DefaultSpin).
 	Workers int
 
-	// Spin is how long an idle worker polls the queues before it parks.
-	// 0 selects the default policy (see DefaultSpin); a negative value
-	// never spins; a positive value spins that long at every pool size.
+	// Spin is how long an idle worker polls the queues before it parks,
+	// with knit's one meaning of a spin budget: 0 selects the default
+	// policy (see DefaultSpin), a negative value (knit.NoSpin) never
+	// spins, a positive value spins that long at every pool size. Every
+	// value is valid.
 	Spin time.Duration
 
 	// Backend is where a parked worker sleeps (knit.BackendAuto: the Go
@@ -26,8 +37,10 @@ type Config struct {
 	Backend knit.Backend
 
 	// QueueSize is the capacity of each worker's queue, rounded up to a
-	// power of two; 0 means DefaultQueueSize. Go and Call block while the
-	// queues are full, TryGo fails.
+	// power of two: 0 means DefaultQueueSize; otherwise 1 to 1<<30 (the
+	// rings' bound). Go, Call and Submit block while the queues are full,
+	// TryGo fails. Each slot costs 24 bytes on 64-bit targets (see
+	// DefaultQueueSize).
 	QueueSize int
 
 	// Pinning says which CPUs the workers' threads are pinned to.
@@ -38,9 +51,11 @@ type Config struct {
 	NoSteal bool
 
 	// PanicHandler receives the value and stack of a panic in a task
-	// started with Go (a Call's panic goes to its future instead). It
-	// runs on the worker; nil logs the panic and its stack with the log
-	// package. A panic in the handler itself is not recovered.
+	// started with Go or GoContext (a Call's or Submit's panic goes to
+	// its Future instead, a group task's or Map element's to their Wait
+	// or Map). It runs on the worker; nil logs the panic and its stack
+	// with the log package. A panic in the handler itself is not
+	// recovered.
 	PanicHandler func(value any, stack []byte)
 }
 
@@ -62,6 +77,15 @@ type Pinning struct {
 	CPUs affinity.CPUSet
 }
 
+// MaxWorkers is the largest Config.Workers New accepts. Each worker is a
+// goroutine with its own queue and a few cache lines of counters, and a
+// publish may scan a bit per worker; far past the CPU count more workers
+// only add memory and scans.
+const MaxWorkers = 1 << 16
+
+// maxQueueSize is the largest Config.QueueSize: the rings' capacity bound.
+const maxQueueSize = 1 << 30
+
 // DefaultQueueSize is the per-worker queue capacity of a zero Config.
 // 1024 tasks hold back a producer that outruns its workers by a few
 // milliseconds of trivial tasks, and cost 24 KiB per worker on 64-bit
@@ -70,16 +94,18 @@ const DefaultQueueSize = 1024
 
 // DefaultSpin is the spin budget of the default timer policy.
 //
-// The policy is Knitting's: a single worker spins DefaultSpin before it
-// parks, because it sits on the request's critical path, and a pool of
-// two or more workers parks at once, leaving the CPU to the host or to an
-// awake peer. Park is indefinite: the doorbell wakes the worker, there is
-// no polling timeout.
+// The policy is Knitting's: a single worker (Config.Workers == 1, or a
+// zero Config at GOMAXPROCS 1) spins DefaultSpin before it parks, because
+// it sits on the request's critical path, and a pool of two or more
+// workers parks at once, leaving the CPU to the host or to an awake peer.
+// Park is indefinite: the doorbell wakes the worker, there is no polling
+// timeout.
 //
-// Adjusted by measurement: the single worker spins only when GOMAXPROCS
-// is at least 4. BenchmarkCallWait on a 2-vCPU VM (GOMAXPROCS 2), one
-// worker, medians of five interleaved rounds, spin 50 µs against parking
-// at once (spin/park time in the same round):
+// Adjusted by measurement: like every default spin in knit, the single
+// worker spins only when GOMAXPROCS is at least 4. BenchmarkCallWait on a
+// 2-vCPU VM (GOMAXPROCS 2), one worker, medians of five interleaved
+// rounds, spin 50 µs against parking at once (spin/park time in the same
+// round):
 //
 //	1 call then wait      0.67 vs 0.64 µs/call   1.04x (0.70-1.36)
 //	25 calls then wait    0.29 vs 0.22 µs/call   1.36x
@@ -87,36 +113,55 @@ const DefaultQueueSize = 1024
 //	100 calls then wait   0.24 vs 0.19 µs/call   1.12x
 //
 // So on two CPUs the spin buys nothing and costs up to a third more: the
-// submitter needs the core the spinner holds (seed 003: spin-before-park
-// lost every round on two cores). Four Ps leave one for the worker, one
-// for the submitter and room for the rest of the program and the garbage
-// collector's workers (a quarter of the Ps); it is the threshold
-// knit.DefaultRingSpin uses too. Above two CPUs the threshold is not
-// measured here. GOMAXPROCS, not the CPU count, is what counts: a
-// spinning goroutine holds a P.
+// submitter needs the core the spinner holds. Four Ps leave one for the
+// worker, one for the submitter and room for the rest of the program and
+// the garbage collector's workers (a quarter of the Ps). Above two CPUs
+// the threshold is not measured here. GOMAXPROCS, not the CPU count, is
+// what counts: a spinning goroutine holds a P.
 //
-// A spinning worker yields its P when it starts spinning and every 10 µs
-// (see worker.spinForWork): the Go scheduler puts a goroutine woken by
-// this worker on this worker's P, behind the spinner. Without the yields
-// one call then wait took 58 µs/call spinning (the caller waited out the
-// spin every time), and 100 calls then wait 1.3 µs/call.
+// A spinning worker yields its P when it starts spinning and every 10 µs:
+// the Go scheduler puts a goroutine woken by this worker on this worker's
+// P, behind the spinner. Without the yields one call then wait took 58
+// µs/call spinning (the caller waited out the spin every time), and 100
+// calls then wait 1.3 µs/call.
 const DefaultSpin = 50 * time.Microsecond
 
-// minProcsToSpin is the GOMAXPROCS below which the default policy never
-// spins; see DefaultSpin.
-const minProcsToSpin = 4
-
-// spinFor is the spin budget of a pool of n workers under cfg.
+// spinFor is the spin budget of a pool of n workers under cfg: knit's
+// rule for a budget (spinpolicy.Resolve: no default spin below
+// spinpolicy.MinProcs Ps), with DefaultSpin as the default of a single
+// worker and no spin as that of a larger pool.
 func (cfg *Config) spinFor(n int) time.Duration {
-	switch {
-	case cfg.Spin < 0:
-		return 0
-	case cfg.Spin > 0:
-		return cfg.Spin
-	case n == 1 && runtime.GOMAXPROCS(0) >= minProcsToSpin:
-		return DefaultSpin
+	def := time.Duration(0)
+	if n == 1 {
+		def = DefaultSpin
 	}
-	return 0
+	return spinpolicy.Resolve(cfg.Spin, def)
+}
+
+// workers returns the worker count cfg asks for, and panics, naming the
+// field, on a value outside the documented ranges.
+func (cfg *Config) workers() int {
+	switch n := cfg.Workers; {
+	case n == 0:
+		return min(runtime.GOMAXPROCS(0), MaxWorkers)
+	case n < 0 || n > MaxWorkers:
+		panic(fmt.Sprintf("pool: New: Config.Workers is %d; want 0 (GOMAXPROCS) or 1 to %d (MaxWorkers)", n, MaxWorkers))
+	default:
+		return n
+	}
+}
+
+// queueSize returns the per-worker queue capacity cfg asks for, and
+// panics, naming the field, on a value outside the documented range.
+func (cfg *Config) queueSize() int {
+	switch n := cfg.QueueSize; {
+	case n == 0:
+		return DefaultQueueSize
+	case n < 0 || n > maxQueueSize:
+		panic(fmt.Sprintf("pool: New: Config.QueueSize is %d; want 0 (DefaultQueueSize) or 1 to 1<<30", n))
+	default:
+		return n
+	}
 }
 
 // cpus returns the CPU for each of n workers, or nil to pin none.

@@ -1,12 +1,36 @@
-// Package pool is a minimal worker pool: a fixed set of worker goroutines
-// running typed, allocation-free tasks from bounded per-worker queues, in
-// the shape of the Knitting worker-pool library.
+// Package pool is a worker pool: a fixed set of worker goroutines running
+// tasks from bounded per-worker queues, in the shape of the Knitting
+// worker-pool library. It serves two kinds of caller.
 //
-//	p := pool.New(pool.Config{Workers: 1}) // the zero Config is valid
+// Hot paths reuse one typed function: a Task's Call and its Future's Wait
+// allocate nothing in the steady state, and Go runs a func() with no
+// result.
+//
+//	p := pool.New(pool.Config{})           // GOMAXPROCS workers
 //	defer p.Close()
 //	sq := pool.NewTask(p, func(x int) int { return x * x })
 //	v, err := sq.Call(3).Wait(ctx)         // 9, nil
 //	err = p.Go(func() { ... })             // fire and forget
+//
+// Everything else has closures, errors and contexts:
+//
+//	f := pool.Submit(ctx, p, func() (Page, error) { return fetch(url) })
+//	page, err := f.Wait(ctx)               // or select on f.Done()
+//
+//	g, gctx := pool.NewGroup(ctx, p)       // errgroup.WithContext's contract
+//	for _, u := range urls {
+//		g.Go(func() error { return check(gctx, u) })
+//	}
+//	err = g.Wait()                         // the first error
+//
+//	sizes, err := pool.Map(ctx, p, files, statSize) // in input order
+//
+// Submit costs one allocation at most (the caller's closure): its result
+// slot is recycled like a Task's. Group and Map queue their work on the
+// pool, so they run on its workers, never on new goroutines, and never
+// hold more than the queues do. Errors come back unchanged, a panic as a
+// *PanicError with its stack, a refused call as ErrClosed, a call given up
+// because its context ended as the context's error.
 //
 // # Queues and doorbells
 //
@@ -28,18 +52,32 @@
 // # Timer policy
 //
 // An idle worker hands its finished result out first, then looks for
-// work, then spins or parks: a single worker spins for DefaultSpin before
-// it parks, since it is on the request's critical path; larger pools park
-// at once. A parked worker sleeps until a doorbell rings, with no polling
-// timeout, so a started, unloaded pool uses no CPU. See DefaultSpin for
-// the measurements behind the default.
+// work, then spins or parks: a single worker (Config.Workers == 1, or the
+// zero Config at GOMAXPROCS 1) spins for DefaultSpin before it parks,
+// since it is on the request's critical path; larger pools park at once.
+// A parked worker sleeps until a doorbell rings, with no polling timeout,
+// so a started, unloaded pool uses no CPU. See DefaultSpin for the
+// measurements behind the default.
+//
+// # Tasks that wait on their own pool
+//
+// A task may wait on the pool it runs on: Future.Wait, Group.Wait, Map, or
+// a Go, Call or Submit that finds the queues full. Parking the worker
+// there could deadlock the pool (with one worker, always), so the waiting
+// worker helps instead: it runs queued tasks, as a work-stealing pool
+// does, until what it waits for is done, and parks only when there is
+// nothing to run, woken by the result or by new work. Map runs its own
+// elements on the waiting worker first. A task run this way sits on the
+// waiting task's stack: it must not itself wait for that task to finish.
+// Close and Shutdown called from a task would wait for themselves; they
+// panic instead.
 //
 // # Panics and shutdown
 //
-// A task that panics does not take its worker down: a Call's panic comes
-// back from Future.Wait as a *PanicError, a Go task's goes to
-// Config.PanicHandler. Close stops intake, runs what was accepted, and
-// waits for the workers; Shutdown does the same within a context, and on
-// expiry abandons what is still queued, failing those futures with
-// ErrClosed.
+// A task that panics does not take its worker down: a Call's or Submit's
+// panic comes back from Future.Wait as a *PanicError, a group's or Map's
+// from their Wait, a Go task's goes to Config.PanicHandler. Close stops
+// intake, runs what was accepted, and waits for the workers; Shutdown
+// does the same within a context, and on expiry abandons what is still
+// queued, failing those calls with ErrClosed.
 package pool

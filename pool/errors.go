@@ -7,10 +7,11 @@ import (
 	"github.com/knit-go/knit"
 )
 
-// ErrClosed is returned by Go, and by Future.Wait for a call the pool did
-// not accept or abandoned, once the pool is closed. errors.Is(ErrClosed,
-// knit.ErrClosed) is true as well, so code that handles a closed ring
-// handles a closed pool.
+// ErrClosed is returned once the pool is closed by Go and GoContext, by
+// Future.Wait for a call the pool did not accept or abandoned, and by
+// Group.Wait and Map when a task of theirs was refused or abandoned.
+// errors.Is(ErrClosed, knit.ErrClosed) is true as well, so code that
+// handles a closed ring handles a closed pool.
 var ErrClosed error = closedError{}
 
 type closedError struct{}
@@ -26,8 +27,8 @@ var ErrFutureUsed = errors.New("pool: future already used")
 // errFull is TryGo's internal "no room", never returned to callers.
 var errFull = errors.New("pool: full")
 
-// PanicError is the error Future.Wait returns when the task panicked. The
-// worker that ran it survives.
+// PanicError is the error Future.Wait, Group.Wait and Map return when a
+// task panicked. The worker that ran it survives.
 type PanicError struct {
 	// Value is what the task passed to panic.
 	Value any

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"sync/atomic"
 	"time"
 
@@ -11,7 +12,7 @@ import (
 )
 
 func ExampleNew() {
-	p := pool.New(pool.Config{}) // one worker, Knitting's timer policy
+	p := pool.New(pool.Config{}) // GOMAXPROCS workers
 	defer p.Close()
 
 	sq := pool.NewTask(p, func(x int) int { return x * x })
@@ -52,7 +53,7 @@ func ExampleTask_CallBatch() {
 }
 
 func ExampleFuture_Wait() {
-	p := pool.New(pool.Config{})
+	p := pool.New(pool.Config{Workers: 1})
 	defer p.Close()
 
 	task := pool.NewTask(p, func(x int) int {
@@ -91,7 +92,7 @@ func ExamplePool_Go() {
 }
 
 func ExamplePool_TryGo() {
-	p := pool.New(pool.Config{QueueSize: 1})
+	p := pool.New(pool.Config{Workers: 1, QueueSize: 1})
 	release := make(chan struct{})
 	started := make(chan struct{})
 	p.Go(func() { close(started); <-release }) // occupies the worker
@@ -106,7 +107,7 @@ func ExamplePool_TryGo() {
 }
 
 func ExamplePool_Shutdown() {
-	p := pool.New(pool.Config{})
+	p := pool.New(pool.Config{Workers: 1})
 	release := make(chan struct{})
 	started := make(chan struct{})
 	p.Go(func() { close(started); <-release })
@@ -138,4 +139,165 @@ func ExamplePool_Stats() {
 	s := p.Stats()
 	fmt.Println(s.Workers, s.Submitted, s.Completed, s.QueueDepth)
 	// Output: 2 10 10 0
+}
+
+func ExampleSubmit() {
+	p := pool.New(pool.Config{})
+	defer p.Close()
+	ctx := context.Background()
+
+	f := pool.Submit(ctx, p, func() (string, error) { return strings.ToUpper("knit"), nil })
+	v, err := f.Wait(ctx)
+	fmt.Println(v, err)
+
+	errNotFound := errors.New("not found")
+	f2 := pool.Submit(ctx, p, func() (int, error) { return 0, errNotFound })
+	_, err = f2.Wait(ctx)
+	fmt.Println(errors.Is(err, errNotFound)) // fn's error, unchanged
+
+	f3 := pool.Submit(ctx, p, func() (int, error) { panic("boom") })
+	_, err = f3.Wait(ctx)
+	var pe *pool.PanicError
+	fmt.Println(errors.As(err, &pe), pe.Value)
+	// Output:
+	// KNIT <nil>
+	// true
+	// true boom
+}
+
+func ExampleFuture_Done() {
+	p := pool.New(pool.Config{})
+	defer p.Close()
+	ctx := context.Background()
+
+	f := pool.Submit(ctx, p, func() (int, error) { return 42, nil })
+	select {
+	case <-f.Done(): // closed when the result is ready
+		v, err := f.Wait(ctx) // does not block
+		fmt.Println(v, err)
+	case <-time.After(10 * time.Second):
+		fmt.Println("timed out")
+	}
+	// Output: 42 <nil>
+}
+
+func ExampleGroup() {
+	p := pool.New(pool.Config{})
+	defer p.Close()
+
+	g, ctx := pool.NewGroup(context.Background(), p)
+	words := []string{"knit", "pool", "group"}
+	lengths := make([]int, len(words))
+	for i, w := range words {
+		g.Go(func() error {
+			lengths[i] = len(w)
+			return nil
+		})
+	}
+	err := g.Wait()
+	fmt.Println(lengths, err)
+	fmt.Println(ctx.Err()) // the group's context ends when Wait returns
+	// Output:
+	// [4 4 5] <nil>
+	// context canceled
+}
+
+func ExampleGroup_error() {
+	p := pool.New(pool.Config{Workers: 2})
+	defer p.Close()
+
+	errBad := errors.New("bad input")
+	g, ctx := pool.NewGroup(context.Background(), p)
+	g.Go(func() error { return errBad })
+	g.Go(func() error {
+		<-ctx.Done() // the first failure cancels the group's context
+		return ctx.Err()
+	})
+	err := g.Wait()
+	fmt.Println(err, errors.Is(context.Cause(ctx), errBad))
+	// Output: bad input true
+}
+
+func ExampleMap() {
+	p := pool.New(pool.Config{})
+	defer p.Close()
+
+	squares, err := pool.Map(context.Background(), p, []int{1, 2, 3, 4, 5}, func(x int) (int, error) {
+		return x * x, nil
+	})
+	fmt.Println(squares, err) // in input order
+
+	_, err = pool.Map(context.Background(), p, []string{"1", "x", "3"}, func(s string) (int, error) {
+		if s == "x" {
+			return 0, fmt.Errorf("not a digit: %q", s)
+		}
+		return int(s[0] - '0'), nil
+	})
+	fmt.Println(err)
+	// Output:
+	// [1 4 9 16 25] <nil>
+	// not a digit: "x"
+}
+
+func ExamplePool_GoContext() {
+	p := pool.New(pool.Config{Workers: 1, QueueSize: 1})
+	release := make(chan struct{})
+	started := make(chan struct{})
+	p.Go(func() { close(started); <-release }) // occupies the worker
+	<-started
+	p.Go(func() {}) // fills the queue
+
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Millisecond)
+	defer cancel()
+	err := p.GoContext(ctx, func() { fmt.Println("never runs") })
+	fmt.Println(err)
+
+	close(release)
+	p.Close()
+	// Output: context deadline exceeded
+}
+
+// Example_primes counts the primes below two million in chunks of 100,000
+// numbers, the chunks counted on the pool's workers: the shape of
+// Knitting's heavy-task example.
+func Example_primes() {
+	p := pool.New(pool.Config{})
+	defer p.Close()
+
+	const limit, chunk = 2_000_000, 100_000
+	var chunks [][2]int
+	for lo := 0; lo < limit; lo += chunk {
+		chunks = append(chunks, [2]int{lo, min(lo+chunk, limit)})
+	}
+	counts, err := pool.Map(context.Background(), p, chunks, func(c [2]int) (int, error) {
+		n := 0
+		for v := c[0]; v < c[1]; v++ {
+			if isPrime(v) {
+				n++
+			}
+		}
+		return n, nil
+	})
+	total := 0
+	for _, n := range counts {
+		total += n
+	}
+	fmt.Println(total, err)
+	// Output: 148933 <nil>
+}
+
+// isPrime is trial division: deliberately CPU-bound work.
+func isPrime(v int) bool {
+	if v < 2 {
+		return false
+	}
+	if v%2 == 0 {
+		return v == 2
+	}
+	for d := 3; d*d <= v; d += 2 {
+		if v%d == 0 {
+			return false
+		}
+	}
+	return true
 }

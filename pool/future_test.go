@@ -96,7 +96,7 @@ func TestGoPanicDefaultLogs(t *testing.T) {
 		defer mu.Unlock()
 		return buf.Write(b)
 	}))
-	p := New(Config{})
+	p := New(Config{Workers: 1})
 	p.Go(func() { panic("logged-panic") })
 	p.Close()
 	log.SetOutput(orig)
@@ -188,7 +188,7 @@ func TestWaitCancel(t *testing.T) {
 // TestFutureUsed: the value is taken once; a spent future, a copy, and
 // the zero Future report ErrFutureUsed, even after the slot was reused.
 func TestFutureUsed(t *testing.T) {
-	p := New(Config{})
+	p := New(Config{Workers: 1})
 	defer p.Close()
 	tk := NewTask(p, func(x int) int { return x })
 	ctx := context.Background()
@@ -252,7 +252,7 @@ func TestFutureCopiesRace(t *testing.T) {
 // TestFutureReleasesResult: a taken slot does not keep its argument or
 // result alive.
 func TestFutureReleasesResult(t *testing.T) {
-	p := New(Config{})
+	p := New(Config{Workers: 1})
 	defer p.Close()
 	tk := NewTask(p, func(b *[1 << 10]byte) *[1 << 10]byte { return b })
 	f := tk.Call(new([1 << 10]byte))

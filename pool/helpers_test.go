@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"runtime"
+	"strings"
 	"testing"
 	"time"
 )
@@ -29,7 +30,45 @@ func TestMain(m *testing.M) {
 	})
 	code := m.Run()
 	timer.Stop()
+	// Every test closes the pools it makes; a worker still running now
+	// is a leak (goleak's VerifyTestMain, without the dependency).
+	if code == 0 {
+		if leaked := workerGoroutines(5 * time.Second); leaked != "" {
+			fmt.Fprintf(os.Stderr, "pool workers still running after every test:\n%s\n", leaked)
+			code = 1
+		}
+	}
 	os.Exit(code)
+}
+
+// workerGoroutines waits up to d for every pool worker goroutine to end
+// and returns the stacks of those still running, or "". A worker is
+// recognised by its goroutine's entry frame, so the check does not depend
+// on goroutine counts (which the runtime and the testing package move).
+func workerGoroutines(d time.Duration) string {
+	var leaked []string
+	eventually(d, func() bool {
+		leaked = leaked[:0]
+		for _, g := range strings.Split(allStacks(), "\n\n") {
+			if strings.Contains(g, "knit/pool.(*worker).main(") {
+				leaked = append(leaked, g)
+			}
+		}
+		return len(leaked) == 0
+	})
+	return strings.Join(leaked, "\n\n")
+}
+
+// allStacks is every goroutine's stack, however many there are.
+func allStacks() string {
+	buf := make([]byte, 1<<16)
+	for {
+		n := runtime.Stack(buf, true)
+		if n < len(buf) {
+			return string(buf[:n])
+		}
+		buf = make([]byte, 2*len(buf))
+	}
 }
 
 // watchdog fails the whole test binary, with every goroutine's stack,
@@ -72,31 +111,46 @@ func scale(n int) int {
 	return n
 }
 
-// configs are the pool shapes most tests run on.
-func configs() []struct {
+// shape is a named pool configuration a test runs on.
+type shape struct {
 	name string
 	cfg  Config
-} {
-	return []struct {
-		name string
-		cfg  Config
-	}{
-		{"w1", Config{}},
-		{"w1-spin", Config{Spin: 20 * time.Microsecond}},
+}
+
+// configs are the pool shapes most tests run on.
+func configs() []shape {
+	return []shape{
+		{"w1", Config{Workers: 1}},
+		{"w1-spin", Config{Workers: 1, Spin: 20 * time.Microsecond}},
 		{"w2", Config{Workers: 2}},
 		{"w4", Config{Workers: 4}},
 		{"w4-nosteal", Config{Workers: 4, NoSteal: true}},
 		{"w3-q2", Config{Workers: 3, QueueSize: 2}},
-		{"w1-q1-nosteal", Config{QueueSize: 1, NoSteal: true}},
+		{"w1-q1-nosteal", Config{Workers: 1, QueueSize: 1, NoSteal: true}},
 	}
 }
 
-// checkNoLeak waits for the goroutine count to drop back to base.
+// eachShape runs body on a fresh pool of every shape, as subtests, and
+// closes the pool after.
+func eachShape(t *testing.T, shapes []shape, body func(t *testing.T, p *Pool)) {
+	t.Helper()
+	for _, c := range shapes {
+		t.Run(c.name, func(t *testing.T) {
+			p := New(c.cfg)
+			defer p.Close()
+			body(t, p)
+		})
+	}
+}
+
+// checkNoLeak waits for the goroutine count to drop back to base, and
+// for every pool worker goroutine to have ended.
 func checkNoLeak(t *testing.T, base int) {
 	t.Helper()
 	if !eventually(5*time.Second, func() bool { return runtime.NumGoroutine() <= base }) {
-		buf := make([]byte, 1<<20)
-		buf = buf[:runtime.Stack(buf, true)]
-		t.Fatalf("goroutines: %d, want <= %d\n%s", runtime.NumGoroutine(), base, buf)
+		t.Fatalf("goroutines: %d, want <= %d\n%s", runtime.NumGoroutine(), base, allStacks())
+	}
+	if leaked := workerGoroutines(5 * time.Second); leaked != "" {
+		t.Fatalf("pool workers still running:\n%s", leaked)
 	}
 }

@@ -81,7 +81,7 @@ func TestPinnedSpread(t *testing.T) {
 func TestPinUnavailable(t *testing.T) {
 	var set affinity.CPUSet
 	set.Add(60000)
-	p := New(Config{Pinning: Pinning{CPUs: set}})
+	p := New(Config{Workers: 1, Pinning: Pinning{CPUs: set}})
 	defer p.Close()
 	if s := p.Stats(); s.Pinned != 0 {
 		t.Fatalf("pinned to an unavailable CPU: %+v", s)

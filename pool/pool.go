@@ -2,7 +2,9 @@ package pool
 
 import (
 	"context"
+	"fmt"
 	"log"
+	"runtime"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -78,7 +80,9 @@ type Pool struct {
 	_     [knit.CacheLineSize - 4]byte
 
 	// Read-only after New.
-	asleep  sleepers // a bit per worker that may be parked; see bell.go
+	asleep  sleepers  // a bit per worker that may be parked; see bell.go
+	nested  sleepers  // a bit per worker parked in a wait of its own; see help.go
+	gids    []gidSlot // gids[i] is the goroutine running worker i; see help.go
 	workers []*worker
 	steal   bool          // workers steal, and park on bell instead of their own
 	park    knit.Park     // how a worker parks, after its own spin
@@ -90,31 +94,38 @@ type Pool struct {
 	live      atomic.Int32  // worker goroutines that have not exited
 	done      chan struct{} // closed by the last worker to exit
 	abandoned atomic.Uint64
+
+	// caches holds Submit's recycled call slots, one cache per result
+	// type; see submit.go.
+	caches slotCaches
 }
 
 // New starts a pool configured by cfg and returns once every worker is
-// running (and pinned, if asked).
+// running (and pinned, if asked). It panics, naming the Config field, if
+// a field is outside the range its documentation gives.
 func New(cfg Config) *Pool {
-	n := max(cfg.Workers, 1)
-	qs := cfg.QueueSize
-	if qs <= 0 {
-		qs = DefaultQueueSize
-	}
+	n := cfg.workers()
+	qs := cfg.queueSize()
 	p := &Pool{
 		workers: make([]*worker, n),
 		steal:   !cfg.NoSteal && n > 1,
-		park:    knit.Park{Backend: cfg.Backend},
+		// The worker spins on its own (spinForWork, which polls the
+		// queues, not the doorbell) before it parks, so the park itself
+		// never spins.
+		park:    knit.Park{Spin: knit.NoSpin, Backend: cfg.Backend},
 		spin:    cfg.spinFor(n),
 		onPanic: cfg.PanicHandler,
 		done:    make(chan struct{}),
 		asleep:  newSleepers(n),
+		nested:  newSleepers(n),
+		gids:    make([]gidSlot, n),
 	}
 	if p.onPanic == nil {
 		p.onPanic = logPanic
 	}
 	cpus := cfg.Pinning.cpus(n)
 	for i := range p.workers {
-		w := &worker{p: p, id: i, cpu: -1, q: knit.NewMPMC[job](qs)}
+		w := &worker{p: p, id: i, cpu: -1, q: newQueue(qs)}
 		if cpus != nil {
 			w.cpu = cpus[i]
 		}
@@ -130,13 +141,26 @@ func New(cfg Config) *Pool {
 	return p
 }
 
-// waitPark is how Future.Wait parks: at once, in the Go scheduler. A
-// caller that spins holds its P, and the worker its Call readied sits on
-// that P's run-next slot behind it until another P steals it: with a 50
-// µs spin in Wait, one-at-a-time Call+Wait on the 2-vCPU VM took 84-225
-// µs/call, against 0.7-0.9 µs parking at once (both measured before
-// Wait's yield, which took the latter to 0.5-0.7 µs).
-var waitPark = knit.Park{}
+// newQueue makes a worker's queue. The ring checks the capacity too, but
+// its panic would name the ring's constructor; a caller of New needs to
+// hear about the Config field.
+func newQueue(qs int) (q *knit.MPMC[job]) {
+	defer func() {
+		if v := recover(); v != nil {
+			panic(fmt.Sprintf("pool: New: Config.QueueSize %d: %v", qs, v))
+		}
+	}()
+	return knit.NewMPMC[job](qs)
+}
+
+// waitPark is how every wait on a result, a group or room in the queues
+// parks: at once, in the Go scheduler. A caller that spins holds its P,
+// and the worker its Call readied sits on that P's run-next slot behind it
+// until another P steals it: with a 50 µs spin in Wait, one-at-a-time
+// Call+Wait on the 2-vCPU VM took 84-225 µs/call, against 0.7-0.9 µs
+// parking at once (both measured before Wait's yield, which took the
+// latter to 0.5-0.7 µs).
+var waitPark = knit.Park{Spin: knit.NoSpin}
 
 func logPanic(value any, stack []byte) {
 	log.Printf("pool: task panicked: %v\n%s", value, stack)
@@ -145,11 +169,29 @@ func logPanic(value any, stack []byte) {
 // Go runs f on a worker. It blocks while the queues are full and returns
 // ErrClosed once the pool is closed (f then does not run). A panic in f
 // goes to Config.PanicHandler; the worker survives.
+//
+// Called from a task of this pool while the queues are full, Go does not
+// wait for a worker (it may be the only one): the calling worker runs
+// queued tasks until there is room.
 func (p *Pool) Go(f func()) error {
 	if f == nil {
 		panic("pool: Go of nil func")
 	}
 	return p.submit(goFunc(f), true)
+}
+
+// GoContext is Go that gives up when ctx ends while the queues are full:
+// it returns ctx.Err(), and f does not run. A ctx already done when
+// GoContext is called refuses f the same way. Once accepted (a nil
+// return), f runs even if ctx ends before a worker takes it.
+func (p *Pool) GoContext(ctx context.Context, f func()) error {
+	if f == nil {
+		panic("pool: GoContext of nil func")
+	}
+	if ctx == nil {
+		panic("pool: GoContext with a nil context")
+	}
+	return p.submitCtx(ctx, goFunc(f))
 }
 
 // TryGo is Go without blocking: it reports false, and f does not run,
@@ -180,13 +222,35 @@ func (p *Pool) submit(j job, block bool) error {
 		p.ring(w, 1)
 		return nil
 	}
-	return p.submitSlow(j, i, block)
+	return p.submitSlow(context.Background(), j, i, block)
+}
+
+// submitCtx is a blocking submit that gives up, with ctx.Err(), when ctx
+// ends first (or has ended already).
+func (p *Pool) submitCtx(ctx context.Context, j job) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	i := p.target()
+	if w := p.workers[i]; w.q.TryPush(j) {
+		p.ring(w, 1)
+		return nil
+	}
+	return p.submitSlow(ctx, j, i, true)
 }
 
 // submitSlow is submit when the target queue is full (or closed): any
 // queue with room will do (with stealing off its owner is as good a
-// target as any), else wait for room.
-func (p *Pool) submitSlow(j job, i int, block bool) error {
+// target as any), else wait for room until ctx ends, or fail with errFull
+// if !block.
+//
+// A worker of this pool never waits for room: it may be the only worker,
+// or every worker may be in the same spot. It runs a queued task instead,
+// which frees a slot (or finds none to run, and then a queue it can take
+// from is empty, so the next try has room).
+func (p *Pool) submitSlow(ctx context.Context, j job, i int, block bool) error {
+	var self *worker
+	selfKnown := false
 	for {
 		if w := p.tryPushAny(j, i); w != nil {
 			p.ring(w, 1)
@@ -197,6 +261,17 @@ func (p *Pool) submitSlow(j job, i int, block bool) error {
 		}
 		if !block {
 			return errFull
+		}
+		if !selfKnown {
+			self, selfKnown = p.self(), true
+		}
+		if self != nil {
+			if t := self.next(); t != nil {
+				self.run(t)
+			} else {
+				runtime.Gosched() // a pop found a slot still being written
+			}
+			continue
 		}
 		t := p.room.Prepare()
 		p.roomWanted.Store(true)
@@ -210,7 +285,9 @@ func (p *Pool) submitSlow(j job, i int, block bool) error {
 			p.room.Cancel(t)
 			return ErrClosed
 		}
-		_ = p.room.Wait(context.Background(), t, knit.Park{})
+		if err := p.room.Wait(ctx, t, waitPark); err != nil {
+			return err
+		}
 	}
 }
 
@@ -227,15 +304,25 @@ func (p *Pool) tryPushAny(j job, i int) *worker {
 
 // ring tells the workers that n tasks were published on w's queue: it
 // wakes up to n parked workers when stealing (any of them can take the
-// tasks), w otherwise. With no worker parked it is one atomic load.
+// tasks), w otherwise, and likewise up to n workers parked in a wait of
+// their own (see help.go), which run queued tasks too. With no worker
+// parked it is two atomic loads.
 func (p *Pool) ring(w *worker, n int) {
 	storeLoadFence() // the publish, then the load of the bits
 	if p.steal {
 		if k := p.asleep.claimAny(n); k > 0 {
 			p.bell.Notify(k)
 		}
-	} else if p.asleep.claim(w.id) {
-		w.bell.Notify(1)
+		if p.nested.maybeAny() {
+			p.ringNested(n)
+		}
+	} else {
+		if p.asleep.claim(w.id) {
+			w.bell.Notify(1)
+		}
+		if p.nested.claim(w.id) {
+			w.ringNest()
+		}
 	}
 }
 
@@ -257,12 +344,11 @@ func (p *Pool) submitBatch(js []job) int {
 	done := 0
 	i := p.target()
 	for done < len(js) {
-		w := p.workers[i%n]
 		end := min(done+share, len(js))
 		pushed := 0
 		// Every queue gets a chance before the batch waits for room.
 		for k := 0; k < n && done+pushed < end; k++ {
-			w = p.workers[(i+k)%n]
+			w := p.workers[(i+k)%n]
 			m := w.q.PushBatch(js[done+pushed : end])
 			if m > 0 {
 				pushed += m
@@ -273,7 +359,7 @@ func (p *Pool) submitBatch(js []job) int {
 		if done < end {
 			// Every queue is full, or the pool closed. What was pushed
 			// has been rung for, so the workers drain while this waits.
-			if p.submitSlow(js[done], i, true) != nil {
+			if p.submitSlow(context.Background(), js[done], i, true) != nil {
 				return done
 			}
 			done++
@@ -285,19 +371,30 @@ func (p *Pool) submitBatch(js []job) int {
 
 // Close stops intake, lets the workers run every task already accepted,
 // and returns when they have exited. It is idempotent; concurrent calls
-// all wait. Close must not be called from a task: it would wait for
-// itself.
+// all wait. Called from a task of this pool, where it would wait for
+// itself forever, Close panics instead.
 func (p *Pool) Close() {
+	p.notFromTask("Close")
 	p.beginClose()
 	<-p.done
+}
+
+// notFromTask panics if the caller is a task of p: method would wait for
+// the caller's own worker to exit.
+func (p *Pool) notFromTask(method string) {
+	if p.self() != nil {
+		panic("pool: " + method + " called from a task running on this pool: it waits for every worker to exit, the caller's own included, and would never return")
+	}
 }
 
 // Shutdown is Close bounded by ctx. It returns nil once every worker has
 // exited. If ctx ends first, the tasks still queued are abandoned: they
 // never run, their futures fail with ErrClosed, and Shutdown returns a
 // *ShutdownError wrapping ctx.Err() with their count. Tasks already
-// running are not interrupted; a later Close waits for them.
+// running are not interrupted; a later Close waits for them. Like Close,
+// it panics when called from a task of this pool.
 func (p *Pool) Shutdown(ctx context.Context) error {
+	p.notFromTask("Shutdown")
 	p.beginClose()
 	select {
 	case <-p.done:
@@ -339,6 +436,7 @@ func (p *Pool) wakeAll() {
 		w.bell.NotifyAll()
 	}
 	p.room.NotifyAll()
+	p.wakeNested()
 }
 
 // workerExited is called by each worker goroutine as it ends for good.

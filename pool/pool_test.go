@@ -4,12 +4,14 @@ import (
 	"context"
 	"errors"
 	"runtime"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/knit-go/knit"
+	"github.com/knit-go/knit/internal/spinpolicy"
 )
 
 // TestCallManySubmitters checks every call's result and the exact counts
@@ -131,7 +133,7 @@ func TestCallBatch(t *testing.T) {
 }
 
 func TestCallBatchShortOut(t *testing.T) {
-	p := New(Config{})
+	p := New(Config{Workers: 1})
 	defer p.Close()
 	tk := NewTask(p, func(x int) int { return x })
 	defer func() {
@@ -140,6 +142,31 @@ func TestCallBatchShortOut(t *testing.T) {
 		}
 	}()
 	tk.CallBatch([]int{1, 2}, make([]Future[int], 1))
+}
+
+// TestCallBatchHonoursLen: an out whose capacity would hold the batch but
+// whose length does not makes CallBatch panic, and nothing is written
+// into the caller's array past len(out).
+func TestCallBatchHonoursLen(t *testing.T) {
+	p := New(Config{Workers: 1})
+	defer p.Close()
+	tk := NewTask(p, func(x int) int { return x })
+	backing := make([]Future[int], 4)
+	out := backing[:1]
+	func() {
+		defer func() {
+			v := recover()
+			if msg, _ := v.(string); !strings.Contains(msg, "len(out)") {
+				t.Errorf("CallBatch with len(out) < len(ins): panic %v", v)
+			}
+		}()
+		tk.CallBatch([]int{1, 2, 3}, out)
+	}()
+	for i, f := range backing[1:] {
+		if f != (Future[int]{}) {
+			t.Fatalf("CallBatch wrote backing[%d] past len(out)", i+1)
+		}
+	}
 }
 
 // gate is a task that blocks its worker until released.
@@ -158,7 +185,7 @@ func (g *gate) block() {
 // TestTryGoFull fills the only queue behind a blocked worker.
 func TestTryGoFull(t *testing.T) {
 	watchdog(t, 10*time.Second)
-	p := New(Config{QueueSize: 4})
+	p := New(Config{Workers: 1, QueueSize: 4})
 	g := newGate()
 	if err := p.Go(g.block); err != nil {
 		t.Fatal(err)
@@ -261,8 +288,8 @@ func TestIdleWorkersPark(t *testing.T) {
 		name string
 		cfg  Config
 	}{
-		{"w1-default", Config{}},
-		{"w1-spin1ms", Config{Spin: time.Millisecond}},
+		{"w1-default", Config{Workers: 1}},
+		{"w1-spin1ms", Config{Workers: 1, Spin: time.Millisecond}},
 		{"w4", Config{Workers: 4}},
 		{"w4-spin", Config{Workers: 4, Spin: 100 * time.Microsecond}},
 		{"w4-nosteal", Config{Workers: 4, NoSteal: true}},
@@ -311,7 +338,7 @@ func TestIdleWorkersPark(t *testing.T) {
 // within its spin.
 func TestSpinHits(t *testing.T) {
 	watchdog(t, 20*time.Second)
-	p := New(Config{Spin: 20 * time.Millisecond})
+	p := New(Config{Workers: 1, Spin: 20 * time.Millisecond})
 	defer p.Close()
 	tk := NewTask(p, func(x int) int { return x })
 	for i := range 200 {
@@ -320,7 +347,7 @@ func TestSpinHits(t *testing.T) {
 	if s := p.Stats(); s.SpinHits == 0 {
 		t.Fatalf("no spin hit in 200 back-to-back calls: %+v", s)
 	}
-	p2 := New(Config{Spin: -1})
+	p2 := New(Config{Workers: 1, Spin: -1})
 	defer p2.Close()
 	tk2 := NewTask(p2, func(x int) int { return x })
 	for i := range 50 {
@@ -334,29 +361,88 @@ func TestSpinHits(t *testing.T) {
 func TestSpinPolicy(t *testing.T) {
 	old := runtime.GOMAXPROCS(0)
 	defer runtime.GOMAXPROCS(old)
+	minProcs := spinpolicy.MinProcs
 	for _, c := range []struct {
 		cfg   Config
 		procs int
 		want  time.Duration
 	}{
-		{Config{}, 8, DefaultSpin},
-		{Config{}, minProcsToSpin, DefaultSpin},
-		{Config{}, minProcsToSpin - 1, 0},
+		{Config{Workers: 1}, 8, DefaultSpin},
+		{Config{Workers: 1}, minProcs, DefaultSpin},
+		{Config{Workers: 1}, minProcs - 1, 0},
+		{Config{}, 1, 0},        // GOMAXPROCS 1: one worker, too few Ps to spin
+		{Config{}, minProcs, 0}, // GOMAXPROCS workers: two or more park at once
 		{Config{Workers: 2}, 8, 0},
 		{Config{Workers: 15}, 64, 0},
+		{Config{Workers: 1, Spin: -1}, 8, 0},
+		{Config{Workers: 1, Spin: knit.NoSpin}, 8, 0},
 		{Config{Spin: -1}, 8, 0},
 		{Config{Spin: time.Millisecond}, 1, time.Millisecond},
 		{Config{Workers: 4, Spin: time.Millisecond}, 8, time.Millisecond},
 	} {
 		runtime.GOMAXPROCS(c.procs)
-		if got := c.cfg.spinFor(max(c.cfg.Workers, 1)); got != c.want {
+		if got := c.cfg.spinFor(c.cfg.workers()); got != c.want {
 			t.Errorf("spinFor(%+v) at GOMAXPROCS %d = %v, want %v", c.cfg, c.procs, got, c.want)
 		}
 	}
 }
 
-// TestNoGoroutineLeak: pools of every shape leave nothing running after
-// Close or Shutdown.
+// TestZeroConfigWorkers: the zero Config starts GOMAXPROCS workers, and a
+// single worker at GOMAXPROCS 1 gets the single-worker policy.
+func TestZeroConfigWorkers(t *testing.T) {
+	old := runtime.GOMAXPROCS(0)
+	defer runtime.GOMAXPROCS(old)
+	for _, procs := range []int{1, 2, 3} {
+		runtime.GOMAXPROCS(procs)
+		p := New(Config{})
+		if s := p.Stats(); s.Workers != procs {
+			t.Errorf("GOMAXPROCS %d: zero Config started %d workers", procs, s.Workers)
+		}
+		if p.steal != (procs > 1) {
+			t.Errorf("GOMAXPROCS %d: steal = %v", procs, p.steal)
+		}
+		p.Close()
+	}
+}
+
+// TestConfigBounds: New panics on a field outside its documented range,
+// and the message names the field; the bounds themselves are accepted.
+func TestConfigBounds(t *testing.T) {
+	for _, c := range []struct {
+		cfg  Config
+		want string // "" : no panic
+	}{
+		{Config{Workers: -1}, "Config.Workers"},
+		{Config{Workers: MaxWorkers + 1}, "Config.Workers"},
+		{Config{Workers: 1, QueueSize: -1}, "Config.QueueSize"},
+		{Config{Workers: 1, QueueSize: 1<<30 + 1}, "Config.QueueSize"},
+		{Config{Workers: 1, QueueSize: 1}, ""},
+		{Config{Workers: 3, QueueSize: 3}, ""},
+		{Config{Workers: 1, Spin: -5 * time.Second}, ""},
+	} {
+		func() {
+			defer func() {
+				v := recover()
+				switch {
+				case c.want == "" && v != nil:
+					t.Errorf("New(%+v) panicked: %v", c.cfg, v)
+				case c.want != "" && v == nil:
+					t.Errorf("New(%+v) did not panic", c.cfg)
+				case c.want != "":
+					msg, _ := v.(string)
+					if !strings.Contains(msg, c.want) || !strings.HasPrefix(msg, "pool: New") {
+						t.Errorf("New(%+v) panicked with %q, want a message naming %s", c.cfg, msg, c.want)
+					}
+				}
+			}()
+			New(c.cfg).Close()
+		}()
+	}
+}
+
+// TestNoGoroutineLeak: pools of every shape, used through every API
+// (nested waits included), leave nothing running after Close or
+// Shutdown: neither the goroutine count nor any worker goroutine.
 func TestNoGoroutineLeak(t *testing.T) {
 	watchdog(t, 30*time.Second)
 	runtime.GC()
@@ -364,9 +450,23 @@ func TestNoGoroutineLeak(t *testing.T) {
 	for _, c := range configs() {
 		p := New(c.cfg)
 		tk := NewTask(p, func(x int) int { return x })
+		ctx := context.Background()
 		for i := range 100 {
-			tk.Call(i).Wait(context.Background())
+			tk.Call(i).Wait(ctx)
 			p.Go(func() {})
+			f := Submit(ctx, p, func() (int, error) { return i, nil })
+			<-f.Done()
+			f.Wait(ctx)
+		}
+		g, _ := NewGroup(ctx, p)
+		for range 50 {
+			g.Go(func() error {
+				_, err := Map(ctx, p, []int{1, 2, 3}, func(x int) (int, error) { return x, nil }) // nested
+				return err
+			})
+		}
+		if err := g.Wait(); err != nil {
+			t.Fatal(err)
 		}
 		if i := len(c.name); i%2 == 0 {
 			p.Close()
@@ -378,7 +478,7 @@ func TestNoGoroutineLeak(t *testing.T) {
 }
 
 func TestNilFuncPanics(t *testing.T) {
-	p := New(Config{})
+	p := New(Config{Workers: 1})
 	defer p.Close()
 	for name, f := range map[string]func(){
 		"Go":      func() { p.Go(nil) },

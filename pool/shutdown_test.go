@@ -22,7 +22,7 @@ func TestShutdownAbandons(t *testing.T) {
 		name string
 		cfg  Config
 	}{
-		{"w1", Config{}},
+		{"w1", Config{Workers: 1}},
 		{"w3", Config{Workers: 3}},
 		{"w3-nosteal", Config{Workers: 3, NoSteal: true}},
 	} {

@@ -1,7 +1,7 @@
 package pool
 
 import (
-	"runtime/debug"
+	"fmt"
 	"sync"
 
 	"github.com/knit-go/knit"
@@ -56,6 +56,7 @@ func (t *Task[In, Out]) get() *slot[In, Out] {
 	}
 	s := &slot[In, Out]{t: t}
 	s.owner = s
+	s.p = t.p
 	s.word.Store(1 << stateBits) // generation 1
 	return s
 }
@@ -85,16 +86,11 @@ func (s *slot[In, Out]) run(w *worker) {
 	returned := false
 	defer func() {
 		if !returned {
-			v := recover()
-			w.panicked.inc()
-			if v == nil {
-				v = goexitValue
-				w.completed.inc() // run's count is skipped: the goroutine is ending
-			}
+			pe := w.taskPanicked(recover())
 			var zero In
 			s.in = zero
 			var out Out
-			s.finish(out, &PanicError{Value: v, Stack: debug.Stack()})
+			s.finish(out, pe)
 		}
 	}()
 	out := s.t.fn(s.in)
@@ -113,7 +109,8 @@ func (s *slot[In, Out]) abandon() {
 }
 
 // Call runs the task on in, on a worker, and returns its Future. It
-// blocks while the queues are full. Once the pool is closed the returned
+// blocks while the queues are full (from a task of the same pool it runs
+// queued tasks instead, as Go does). Once the pool is closed the returned
 // Future's Wait gives ErrClosed.
 func (t *Task[In, Out]) Call(in In) Future[Out] {
 	s := t.get()
@@ -127,12 +124,16 @@ func (t *Task[In, Out]) Call(in In) Future[Out] {
 }
 
 // CallBatch calls the task on every element of ins and stores the futures
-// in out[:len(ins)]; it panics if out is shorter. The calls are published
-// with one batch push per queue and one doorbell ring, instead of a ring
-// per call. It blocks while the queues are full and returns how many calls
-// the pool accepted: len(ins), or fewer if the pool closed, in which case
-// the remaining futures fail with ErrClosed.
+// in out[:len(ins)]; it panics if len(out) < len(ins), and never writes
+// past len(out). The calls are published with one batch push per queue
+// and one doorbell ring, instead of a ring per call. It blocks while the
+// queues are full and returns how many calls the pool accepted:
+// len(ins), or fewer if the pool closed, in which case the remaining
+// futures fail with ErrClosed.
 func (t *Task[In, Out]) CallBatch(ins []In, out []Future[Out]) int {
+	if len(out) < len(ins) {
+		panic(fmt.Sprintf("pool: CallBatch: len(out) is %d, less than len(ins) %d", len(out), len(ins)))
+	}
 	out = out[:len(ins)]
 	var buf [batchChunk]job // on the stack: PushBatch copies the elements out
 	accepted := 0

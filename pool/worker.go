@@ -32,7 +32,11 @@ type worker struct {
 	spinHits  counter
 	parked    atomic.Bool // the worker is parked (or about to park) on its doorbell
 	pinned    atomic.Bool // the worker's thread is pinned to cpu
-	_         [knit.CacheLineSize]byte
+	// nestEv is the event the worker parks on in a wait of its own (see
+	// help.go), nil outside one; publishers that claim its nested bit
+	// ring it.
+	nestEv atomic.Pointer[knit.Event]
+	_      [knit.CacheLineSize]byte
 
 	// Read-only after New.
 	p   *Pool
@@ -45,11 +49,14 @@ type worker struct {
 // a task called runtime.Goexit).
 func (w *worker) main(started *sync.WaitGroup) {
 	release := w.pin()
+	w.p.gids[w.id].Store(curg())
 	if started != nil {
 		started.Done()
 	}
 	normal := false
 	defer func() {
+		// Before this goroutine can end and its identity be reused.
+		w.p.gids[w.id].Store(0)
 		// Unpin before the goroutine ends, so its thread goes back to the
 		// runtime with the process's mask.
 		if release != nil {
@@ -214,9 +221,9 @@ func (w *worker) spinForWork(budget time.Duration) job {
 }
 
 // spinPause is the number of spin hints between two polls of the queues:
-// about 70 ns at this VM's 18 ns PAUSE, a quarter of a cache-line round
-// trip between cores, so a publish is seen promptly while the poller
-// leaves the line to the submitter most of the time.
+// about 70 ns at the 2-vCPU VM's 18 ns PAUSE, a quarter of a cache-line
+// round trip between cores, so a publish is seen promptly while the
+// poller leaves the line to the submitter most of the time.
 const spinPause = 4
 
 // spinYield is how long a spinning worker holds its P between yields:

@@ -102,7 +102,6 @@ type chanPrimes struct {
 	want   int
 	work   chan [2]int
 	done   chan int
-	quit   chan struct{}
 	exited chan struct{}
 	nwork  int
 }

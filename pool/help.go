@@ -1,0 +1,157 @@
+package pool
+
+import (
+	"context"
+	"math/bits"
+	"sync/atomic"
+
+	"github.com/knit-go/knit"
+)
+
+// A task that waits on its own pool. Future.Wait, Group.Wait, Map and a
+// blocking submit called from a task would, done the plain way, park the
+// worker that runs the task; with every worker parked like that (one
+// worker is enough) nothing runs the tasks they wait for, and the pool
+// deadlocks without a word. So a worker that waits on its own pool helps
+// instead (as work-stealing pools do): it runs queued tasks, the ones it
+// could take in its loop, until what it waits for is done.
+//
+// Who is a worker. The pool records, per worker, the goroutine running it
+// (gids, written by the worker at start and cleared before it exits), and
+// a wait compares the calling goroutine with them (self). curg is one
+// instruction where the g register or slot can be read; elsewhere it
+// parses the stack trace's header, and self asks only when a worker is in
+// a task.
+//
+// Parking while helping. A helping worker that finds no task to run parks
+// on the event of what it waits for (a result's, a group's, a map's), so
+// that event's ring wakes it as it wakes any waiter. But a task published
+// while it sleeps must wake it too: the other workers may all be parked
+// the same way. So it also sets its bit in Pool.nested, after Prepare and
+// before re-checking the queues, and publishes its event in nestEv; ring
+// claims set bits there after the publish and rings those events. The
+// argument is the one for the idle bits in bell.go: the publisher pushes
+// then loads the bits, the worker sets its bit (always a store: it clears
+// the bit itself when it wakes) then re-checks the queues, so one of them
+// sees the other. A claim that reaches a worker after it left the wait
+// rings an event it may no longer be registered on: a spurious wake of
+// whoever is, who re-checks.
+
+// gidSlot is one worker's goroutine, 0 while none runs it. Slots sit side
+// by side so that self scans a few lines, not one per worker.
+type gidSlot struct{ atomic.Uintptr }
+
+// self returns the worker of p that the calling goroutine runs, or nil
+// when the caller is not one of p's workers (then it is inside no task of
+// p, since tasks run only on workers).
+func (p *Pool) self() *worker {
+	if !curgCheap && !p.inTask() {
+		return nil // the costly curg is needed only when a task may be calling
+	}
+	g := curg()
+	if g == 0 {
+		return nil
+	}
+	for i := range p.gids {
+		if p.gids[i].Load() == g {
+			return p.workers[i]
+		}
+	}
+	return nil
+}
+
+// inTask reports whether some worker of p is running a task: it has taken
+// more tasks than it has completed. Both counters are the worker's own,
+// so this costs the hot paths nothing.
+func (p *Pool) inTask() bool {
+	for _, w := range p.workers {
+		if w.completed.load() != w.taken.load() {
+			return true
+		}
+	}
+	return false
+}
+
+// helpWait runs queued tasks on w until ready reports true, parking on ev
+// (which whoever makes ready true rings) when there is nothing to run. It
+// returns nil once ready, or ctx.Err() if ctx ends first.
+//
+// A task w runs here sits on top of the waiting task's stack, and the
+// wait returns only after it: a helped task that itself waits for the
+// waiting task to finish would wait forever, which the doc of every
+// waiting method tells callers.
+func (w *worker) helpWait(ctx context.Context, ev *knit.Event, ready func() bool) error {
+	for {
+		if ready() {
+			return nil
+		}
+		if j := w.next(); j != nil {
+			w.run(j)
+			continue
+		}
+		t := ev.Prepare()
+		w.nestEnter(ev)
+		if ready() {
+			ev.Cancel(t)
+			w.nestLeave()
+			return nil
+		}
+		if j := w.next(); j != nil {
+			ev.Cancel(t)
+			w.nestLeave()
+			w.run(j)
+			continue
+		}
+		err := ev.Wait(ctx, t, waitPark)
+		w.nestLeave()
+		if err != nil {
+			return err
+		}
+	}
+}
+
+// nestEnter publishes ev as the event w parks on and sets w's nested bit,
+// then fences: the caller re-checks the queues next.
+func (w *worker) nestEnter(ev *knit.Event) {
+	w.nestEv.Store(ev)
+	w.p.nested.mark(w.id)
+	storeLoadFence()
+}
+
+// nestLeave clears w's nested bit, unless a publisher claimed it already.
+func (w *worker) nestLeave() {
+	w.p.nested.unmark(w.id)
+	w.nestEv.Store(nil)
+}
+
+// ringNested wakes up to n workers of a stealing pool that are parked in
+// a wait of their own (any of them can take any task).
+func (p *Pool) ringNested(n int) {
+	for i := range p.nested.words {
+		if n <= 0 {
+			return
+		}
+		got := p.nested.claimBits(i, n)
+		for got != 0 {
+			b := bits.TrailingZeros64(got)
+			got &= got - 1
+			p.workers[i*64+b].ringNest()
+			n--
+		}
+	}
+}
+
+// ringNest rings the event w is parked on in its own wait, if any still.
+func (w *worker) ringNest() {
+	if ev := w.nestEv.Load(); ev != nil {
+		ev.NotifyAll()
+	}
+}
+
+// wakeNested rings every worker parked in a wait of its own (Shutdown's
+// expiry: they must see that they may no longer take tasks).
+func (p *Pool) wakeNested() {
+	for _, w := range p.workers {
+		w.ringNest()
+	}
+}
