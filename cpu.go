@@ -108,7 +108,7 @@ func spinSupported(k SpinKind) (bool, string) {
 	return archSpinSupported(k)
 }
 
-// CPUInfo is what knit detected at init and what it chose from that.
+// CPUInfo is what knit detected and what it chose from that.
 type CPUInfo struct {
 	Arch       string // GOARCH
 	Vendor     string // CPU vendor as cpuid reports it ("AMD", "Intel", "Apple", ...)
@@ -160,32 +160,55 @@ func (c CPUInfo) String() string {
 	return b.String()
 }
 
-// detected is filled once at init; the spin choice and its calibration
-// live in spinConf so SetSpin can replace them without a lock on the read
-// path.
+// The spin choice lives in spinConf so SetSpin can replace it without a
+// lock on the read path. It is resolved at first use (KNIT_SPIN, then
+// the CPU's best kind), not at init, so importing knit costs nothing;
+// see loadClock for the counter.
 var (
-	detected CPUInfo
-	spinConf atomic.Pointer[spinConfig]
-	setMu    sync.Mutex // serialises SetSpin
+	spinConf atomic.Pointer[spinConfig] // nil until the first use or SetSpin
+	setMu    sync.Mutex                 // serialises SetSpin and the first use
 )
 
-// spinConfig is immutable once published.
+// spinConfig is immutable once published, but for the hint's cost, which
+// only CPU() needs and measures on its first call.
 type spinConfig struct {
-	kind    SpinKind
-	hintNs  float64 // ns per Pause hint
-	warning string
+	kind     SpinKind
+	warning  string
+	hintOnce sync.Once
+	hint     float64 // ns per Pause hint
 }
 
-func init() {
-	detected = detectCPU()
-	clockInit()
+func (c *spinConfig) hintNs() float64 {
+	c.hintOnce.Do(func() { c.hint = calibrateHint(c.kind) })
+	return c.hint
+}
+
+// loadSpin returns the spin choice in force, resolving it on the first
+// call. The fast path is one load and a branch, and inlines.
+func loadSpin() *spinConfig {
+	if c := spinConf.Load(); c != nil {
+		return c
+	}
+	return initSpin()
+}
+
+func initSpin() *spinConfig {
+	setMu.Lock()
+	defer setMu.Unlock()
+	if c := spinConf.Load(); c != nil {
+		return c // SetSpin or another first use got here first
+	}
 	req, err := ParseSpinKind(os.Getenv("KNIT_SPIN"))
 	warning := ""
 	if err != nil {
 		warning = "KNIT_SPIN: " + err.Error() + "; using auto"
 	}
 	applySpin(req, warning)
+	return spinConf.Load()
 }
+
+// detected is what cpuid reports, gathered on the first CPU().
+var detected = sync.OnceValue(detectCPU)
 
 func detectCPU() CPUInfo {
 	c := cpuid.CPU
@@ -214,8 +237,7 @@ func detectCPU() CPUInfo {
 // the automatic choice. A kind this CPU or build cannot use is not an
 // error that stops anything: the automatic choice stays in force, CPU()
 // carries the warning, and the returned error (wrapping
-// ErrSpinUnsupported) says why. It recalibrates the hint, which takes
-// about 100 µs.
+// ErrSpinUnsupported) says why.
 func SetSpin(k SpinKind) error {
 	setMu.Lock()
 	defer setMu.Unlock()
@@ -228,8 +250,8 @@ func SetSpin(k SpinKind) error {
 	return nil
 }
 
-// applySpin resolves req (falling back to auto when unsupported),
-// calibrates it and publishes the result.
+// applySpin resolves req (falling back to auto when unsupported) and
+// publishes it; setMu must be held.
 func applySpin(req SpinKind, warning string) {
 	k := req
 	if ok, why := spinSupported(req); !ok {
@@ -239,9 +261,7 @@ func applySpin(req SpinKind, warning string) {
 	if k == SpinAuto {
 		k = autoSpin()
 	}
-	conf := &spinConfig{kind: k, warning: joinWarn(warning, clockWarning)}
-	conf.hintNs = calibrateHint(k)
-	spinConf.Store(conf)
+	spinConf.Store(&spinConfig{kind: k, warning: warning})
 }
 
 func joinWarn(a, b string) string {
@@ -254,14 +274,16 @@ func joinWarn(a, b string) string {
 	return a + "; " + b
 }
 
-// CPU returns what knit detected and the spin choice in force.
+// CPU returns what knit detected and the spin choice in force. The first
+// call measures the cycle counter and the hint, about 100 µs.
 func CPU() CPUInfo {
-	info := detected
-	info.Features = append([]string(nil), detected.Features...)
-	conf := spinConf.Load()
+	info := detected()
+	info.Features = append([]string(nil), info.Features...)
+	conf := loadSpin()
+	clk := loadClock()
 	info.Spin = conf.kind
-	info.SpinNs = conf.hintNs
-	info.CounterHz = counterHz
-	info.Warning = conf.warning
+	info.SpinNs = conf.hintNs()
+	info.CounterHz = clk.hz
+	info.Warning = joinWarn(conf.warning, clk.warning)
 	return info
 }

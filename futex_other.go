@@ -36,27 +36,12 @@ const (
 )
 
 type futexBucket struct {
-	mu         sync.Mutex
-	head, tail *futexSleeper // FIFO of sleepers on every address hashing here; guarded by mu
-	_          [CacheLineSize]byte
+	mu sync.Mutex
+	q  waitList // sleepers on every address hashing here; guarded by mu
+	_  [CacheLineSize]byte
 }
 
 var futexTable [futexBuckets]futexBucket
-
-// futexSleeper is one goroutine in FutexWait. It is linked into its
-// bucket's list while queued; a waker unlinks it, sets queued to false
-// (both under the bucket lock) and then sends on ch, so a sleeper that
-// finds itself unlinked knows a token is, or will be, in ch.
-type futexSleeper struct {
-	addr       *atomic.Uint32 // a pointer, not a uintptr: it keeps the word on the heap, where addresses are stable
-	next, prev *futexSleeper
-	queued     bool
-	ch         chan struct{} // buffered 1: the waker never blocks
-}
-
-var futexSleeperPool = sync.Pool{New: func() any {
-	return &futexSleeper{ch: make(chan struct{}, 1)}
-}}
 
 func futexBucketOf(addr *atomic.Uint32) *futexBucket {
 	// Fibonacci hashing of the word's address (dropping the low bits,
@@ -75,36 +60,22 @@ func FutexWait(addr *atomic.Uint32, val uint32, timeout time.Duration) error {
 		b.mu.Unlock()
 		return nil
 	}
-	s := futexSleeperPool.Get().(*futexSleeper)
-	s.addr = addr
-	b.push(s)
+	// The waiter keeps addr, a pointer rather than a uintptr, so the word
+	// stays where it is (on the heap) while anyone sleeps on it.
+	w := getWaiter(addr)
+	b.q.push(w)
 	b.mu.Unlock()
 
 	if timeout <= 0 {
-		<-s.ch
-		s.release()
+		<-w.ch
+		w.put()
 		return nil
 	}
 	t := time.NewTimer(timeout)
 	defer t.Stop()
-	select {
-	case <-s.ch:
-		s.release()
-		return nil
-	case <-t.C:
-	}
-	b.mu.Lock()
-	if s.queued {
-		b.remove(s)
-		b.mu.Unlock()
-		s.release()
+	if !sleepUntil(w, &b.mu, &b.q, t.C) {
 		return ErrTimeout
 	}
-	b.mu.Unlock()
-	// A waker unlinked us before the lock: its token is on the way, and
-	// the wake counts (returning ErrTimeout would swallow it).
-	<-s.ch
-	s.release()
 	return nil
 }
 
@@ -115,27 +86,11 @@ func FutexWake(addr *atomic.Uint32, n int) int {
 		return 0
 	}
 	b := futexBucketOf(addr)
-	var woken *futexSleeper // chained through next, sent to after unlock
-	count := 0
 	b.mu.Lock()
-	for s := b.head; s != nil && count < n; {
-		next := s.next
-		if s.addr == addr {
-			b.remove(s)
-			s.next = woken
-			woken = s
-			count++
-		}
-		s = next
-	}
+	chain, k := b.q.take(n, addr)
 	b.mu.Unlock()
-	for s := woken; s != nil; {
-		// Read next before the send: once woken, the sleeper recycles s.
-		next := s.next
-		s.ch <- struct{}{}
-		s = next
-	}
-	return count
+	wakeAll(chain)
+	return k
 }
 
 // errSharedUnsupported is what FutexWaitShared returns here.
@@ -151,38 +106,4 @@ func FutexWaitShared(addr *atomic.Uint32, val uint32, timeout time.Duration) err
 // is nobody to wake.
 func FutexWakeShared(addr *atomic.Uint32, n int) int {
 	return 0
-}
-
-// push appends s; b.mu must be held.
-func (b *futexBucket) push(s *futexSleeper) {
-	s.queued = true
-	s.next = nil
-	s.prev = b.tail
-	if b.tail != nil {
-		b.tail.next = s
-	} else {
-		b.head = s
-	}
-	b.tail = s
-}
-
-// remove unlinks s; b.mu must be held.
-func (b *futexBucket) remove(s *futexSleeper) {
-	if s.prev != nil {
-		s.prev.next = s.next
-	} else {
-		b.head = s.next
-	}
-	if s.next != nil {
-		s.next.prev = s.prev
-	} else {
-		b.tail = s.prev
-	}
-	s.next, s.prev, s.queued = nil, nil, false
-}
-
-// release recycles s; its channel is empty (every token sent was received).
-func (s *futexSleeper) release() {
-	s.addr = nil
-	futexSleeperPool.Put(s)
 }

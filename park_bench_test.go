@@ -105,6 +105,13 @@ func parkPair(b *testing.B, locked bool, serve func(), call func(i uint32), quit
 // eventPingPong: the partner waits on pong for an odd turn and answers
 // with the next even one on ping.
 func eventPingPong(b *testing.B, p Park, locked bool, gap func(), rtt *time.Duration) {
+	eventPingPongMixed(b, p, p, locked, locked, gap, rtt)
+}
+
+// eventPingPongMixed is eventPingPong with each side's own Park and
+// thread: the pinned-worker shape is a locked partner on the futex
+// serving a plain caller in the runtime.
+func eventPingPongMixed(b *testing.B, p, pp Park, locked, plocked bool, gap func(), rtt *time.Duration) {
 	var (
 		turn       atomic.Uint32
 		ping, pong Event
@@ -112,8 +119,12 @@ func eventPingPong(b *testing.B, p Park, locked bool, gap func(), rtt *time.Dura
 	)
 	bg := context.Background()
 	serve := func() {
+		if plocked && !locked {
+			runtime.LockOSThread()
+			defer runtime.UnlockOSThread()
+		}
 		for i := uint32(0); ; i++ {
-			eventWait(bg, &pong, p, func() bool { return turn.Load() == 2*i+1 || stop.Load() })
+			eventWait(bg, &pong, pp, func() bool { return turn.Load() == 2*i+1 || stop.Load() })
 			if stop.Load() {
 				return
 			}
@@ -189,6 +200,34 @@ func chanPingPong(b *testing.B, locked bool) {
 	parkPair(b, locked, serve, call, func() { close(req) })
 }
 
+// semaPingPong is the runtime's semaphore bare: the floor for a sleep in
+// the scheduler. It needs the linkname; without it the row is skipped.
+func semaPingPong(b *testing.B, handoff, locked bool) {
+	if !haveSema {
+		b.Skip("built with knit_nolinkname")
+	}
+	var req, resp uint32
+	var stop atomic.Bool
+	serve := func() {
+		for {
+			semacquire(&req)
+			if stop.Load() {
+				return
+			}
+			semrelease(&resp, handoff, 0)
+		}
+	}
+	call := func(uint32) {
+		semrelease(&req, handoff, 0)
+		semacquire(&resp)
+	}
+	quit := func() {
+		stop.Store(true)
+		semrelease(&req, false, 0)
+	}
+	parkPair(b, locked, serve, call, quit)
+}
+
 func condPingPong(b *testing.B, locked bool) {
 	var (
 		mu   sync.Mutex
@@ -240,18 +279,72 @@ func BenchmarkParkPingPong(b *testing.B) {
 		p      Park
 		locked bool
 	}{
-		{"event-futex-locked", Park{Backend: BackendFutex}, true},
-		{"event-runtime-locked", Park{Backend: BackendRuntime}, true},
-		{"event-futex", Park{Backend: BackendFutex}, false},
-		{"event-runtime", Park{Backend: BackendRuntime}, false},
-		{"event-auto", Park{}, false},
+		{"event-futex-locked", Park{Spin: NoSpin, Backend: BackendFutex}, true},
+		{"event-runtime-locked", Park{Spin: NoSpin, Backend: BackendRuntime}, true},
+		{"event-futex", Park{Spin: NoSpin, Backend: BackendFutex}, false},
+		{"event-runtime", Park{Spin: NoSpin, Backend: BackendRuntime}, false},
+		{"event-auto", Park{Spin: NoSpin}, false},
 	} {
 		b.Run(c.name, func(b *testing.B) { eventPingPong(b, c.p, c.locked, nil, nil) })
 	}
+	// The runtime backend's other ways to sleep, for the comparison that
+	// chose the semaphore with handoff: the channel wait list (what a
+	// knit_nolinkname build uses, and every build with a cancellable
+	// ctx), and the semaphore without the handoff.
+	rt := Park{Spin: NoSpin, Backend: BackendRuntime}
+	for _, v := range eventVariants {
+		b.Run("event-runtime-"+v.name, func(b *testing.B) {
+			defer v.set()()
+			eventPingPong(b, rt, false, nil, nil)
+		})
+	}
+	b.Run("event-runtime-defaultspin", func(b *testing.B) {
+		eventPingPong(b, Park{Backend: BackendRuntime}, false, nil, nil)
+	})
+	// A pinned worker (locked, on the futex) serving a plain goroutine
+	// in the runtime: the semaphore's handoff would make the locked
+	// notifier yield its thread.
+	fx := Park{Spin: NoSpin, Backend: BackendFutex}
+	b.Run("event-mixed-locked-futex-server", func(b *testing.B) {
+		eventPingPongMixed(b, rt, fx, false, true, nil, nil)
+	})
+	b.Run("event-mixed-locked-futex-server-handoff", func(b *testing.B) {
+		defer eventVariants[2].set()()
+		eventPingPongMixed(b, rt, fx, false, true, nil, nil)
+	})
 	b.Run("chan-locked", func(b *testing.B) { chanPingPong(b, true) })
 	b.Run("chan", func(b *testing.B) { chanPingPong(b, false) })
+	b.Run("sema", func(b *testing.B) { semaPingPong(b, false, false) })
+	b.Run("sema-handoff", func(b *testing.B) { semaPingPong(b, true, false) })
+	b.Run("sema-handoff-locked", func(b *testing.B) { semaPingPong(b, true, true) })
 	b.Run("cond-locked", func(b *testing.B) { condPingPong(b, true) })
 	b.Run("cond", func(b *testing.B) { condPingPong(b, false) })
+}
+
+// eventVariants are the runtime backend's other ways to sleep and wake,
+// kept switchable for the benchmarks that chose between them and for
+// the tests, which run the protocol under each: the channel wait list
+// with no deferred handoff (what a knit_nolinkname build does, and what
+// every build did before the semaphore), the semaphore without the
+// deferred handoff, and with the semaphore's own handoff in place of
+// it. set switches one on and returns the func that switches it off;
+// call it only while no Event is in use.
+var eventVariants = []struct {
+	name string
+	set  func() (restore func())
+}{
+	{"waitlist", func() func() {
+		eventNoSema, eventYield = true, false
+		return func() { eventNoSema, eventYield = false, true }
+	}},
+	{"noyield", func() func() {
+		eventYield = false
+		return func() { eventYield = true }
+	}},
+	{"semahandoff", func() func() {
+		eventYield, eventSemaHandoff = false, true
+		return func() { eventYield, eventSemaHandoff = true, false }
+	}},
 }
 
 // BenchmarkParkSpin: spin-then-park with each budget, at a high request
@@ -273,7 +366,7 @@ func BenchmarkParkSpin(b *testing.B) {
 			b      Backend
 			locked bool
 		}{{"futex-locked", BackendFutex, true}, {"runtime", BackendRuntime, false}} {
-			for _, spin := range []time.Duration{0, 5 * time.Microsecond, 20 * time.Microsecond, 50 * time.Microsecond} {
+			for _, spin := range []time.Duration{NoSpin, 5 * time.Microsecond, 20 * time.Microsecond, 50 * time.Microsecond} {
 				name := rate.name + "/" + be.name + "/spin=" + spin.String()
 				b.Run(name, func(b *testing.B) {
 					var rtt time.Duration

@@ -4,6 +4,7 @@ import (
 	"math"
 	"runtime"
 	"slices"
+	"sync"
 	"sync/atomic"
 	"time"
 	"unsafe"
@@ -21,37 +22,63 @@ const CacheLineSize = int(unsafe.Sizeof(cpu.CacheLinePad{}))
 // clock in ns elsewhere. Budgets given as durations are turned into
 // counter ticks once, so the wait loops compare integers and never call
 // the clock's slow path.
-var (
-	counterHz    int64   // ticks per second
-	ticksPerNs   float64 // counterHz / 1e9
-	clockWarning string  // set when the counter could not be trusted
-)
+//
+// The counter is calibrated at first use, not at init: measuring it
+// against the monotonic clock takes tens of µs on amd64, which every
+// program importing knit (or pool, or shm) would pay whether or not it
+// ever spins. The first SpinUntil with a budget, budgeted Backoff or
+// CPU() pays it instead; arm64 reads the frequency from a register and
+// the pure-Go build needs none.
 
-// calibrationWindow is how long init spends measuring the cycle counter
-// against the monotonic clock (and later each hint). 100 µs gives the
-// frequency to better than 1% (the clock reads cost ~25 ns) while keeping
-// init well under a millisecond.
-const calibrationWindow = 100 * time.Microsecond
-
-func clockInit() {
-	if hz := archCounterHz(); hz > 0 {
-		counterHz = hz
-	} else {
-		counterHz = measureCounterHz()
-	}
-	if counterHz <= 0 {
-		// The counter does not move (or moves backwards): fall back to
-		// the monotonic clock, which the pure-Go wait loop understands.
-		clockWarning = "cycle counter unusable; using the monotonic clock"
-		useMonotonic = true
-		counterHz = 1e9
-	}
-	ticksPerNs = float64(counterHz) / 1e9
+// clockInfo is the calibrated counter; immutable once published.
+type clockInfo struct {
+	hz         int64   // ticks per second
+	ticksPerNs float64 // hz / 1e9
+	mono       bool    // the counter could not be trusted: now() reads the monotonic clock
+	warning    string  // why mono is set
 }
 
-// useMonotonic makes now() read the monotonic clock instead of the cycle
-// counter; set only when calibration failed, at init, and read-only after.
-var useMonotonic bool
+var (
+	clockConf atomic.Pointer[clockInfo] // nil until the first use
+	clockOnce sync.Once
+)
+
+// loadClock returns the calibrated counter, calibrating it on the first
+// call. The fast path is one load and a branch, and inlines.
+func loadClock() *clockInfo {
+	if c := clockConf.Load(); c != nil {
+		return c
+	}
+	return initClock()
+}
+
+func initClock() *clockInfo {
+	clockOnce.Do(func() { clockConf.Store(calibrateClock()) })
+	return clockConf.Load()
+}
+
+// calibrationWindow is how long the calibration spends measuring the
+// cycle counter against the monotonic clock (and, for CPU(), each
+// hint), in three parts. 30 µs gives the frequency to about 1% (each
+// end of a part is bracketed to ~50 ns), finer than a spin budget is
+// honoured (one wait chunk), and it is paid by the first spin.
+const calibrationWindow = 30 * time.Microsecond
+
+func calibrateClock() *clockInfo {
+	c := &clockInfo{hz: archCounterHz()}
+	if c.hz <= 0 {
+		c.hz = measureCounterHz()
+	}
+	if c.hz <= 0 {
+		// The counter does not move (or moves backwards): fall back to
+		// the monotonic clock, which the pure-Go wait loop understands.
+		c.warning = "cycle counter unusable; using the monotonic clock"
+		c.mono = true
+		c.hz = 1e9
+	}
+	c.ticksPerNs = float64(c.hz) / 1e9
+	return c
+}
 
 // measureCounterHz times the counter against the monotonic clock over
 // three windows and keeps the median. Each end of a window is a bracketed
@@ -95,7 +122,7 @@ func counterSample() (uint64, time.Time) {
 
 // now reads the counter the deadlines are expressed in.
 func now() uint64 {
-	if useMonotonic {
+	if loadClock().mono {
 		return monoNow()
 	}
 	return archCycles()
@@ -105,11 +132,12 @@ var monoBase = time.Now()
 
 func monoNow() uint64 { return uint64(time.Since(monoBase)) }
 
-func toTicks(d time.Duration) uint64 {
+// ticks turns a duration into counter ticks.
+func (c *clockInfo) ticks(d time.Duration) uint64 {
 	if d <= 0 {
 		return 0
 	}
-	t := float64(d) * ticksPerNs
+	t := float64(d) * c.ticksPerNs
 	if t >= math.MaxUint64/2 {
 		return math.MaxUint64 / 2
 	}
@@ -141,7 +169,7 @@ func calibrateHint(k SpinKind) float64 {
 // Pause executes the spin hint in force n times (PAUSE, ISB, YIELD, or a
 // short load loop in pure Go). Under SpinNone it returns at once.
 func Pause(n int) {
-	k := spinConf.Load().kind
+	k := loadSpin().kind
 	if k == SpinNone || n <= 0 {
 		return
 	}
@@ -167,25 +195,36 @@ const waitChunk = 10 * time.Microsecond
 // budget runs out, and reports whether the word changed. A budget <= 0 (or
 // SpinNone) checks the word once. The budget is wall time measured on the
 // cycle counter, honoured to within one wait chunk (10 µs) plus, for
-// SpinWFE, the kernel's event-stream period.
+// SpinWFE, the kernel's event-stream period. The first call that spins
+// calibrates the counter: about 40 µs on amd64, nothing elsewhere.
 func SpinUntil(addr *atomic.Uint32, old uint32, budget time.Duration) bool {
 	if addr.Load() != old {
 		return true
 	}
-	conf := spinConf.Load()
-	if budget <= 0 || conf.kind == SpinNone {
+	return spinUntil(addr, old, budget)
+}
+
+// spinUntil is SpinUntil past its first look at the word, which inlines
+// into the caller.
+func spinUntil(addr *atomic.Uint32, old uint32, budget time.Duration) bool {
+	if budget <= 0 {
+		return false
+	}
+	k := loadSpin().kind
+	if k == SpinNone {
 		return false
 	}
 	p := (*uint32)(unsafe.Pointer(addr))
-	if useMonotonic {
-		return spinUntilMonotonic(conf.kind, p, old, budget)
+	clk := loadClock()
+	if clk.mono {
+		return spinUntilMonotonic(k, p, old, budget)
 	}
 	start := archCycles()
-	deadline := start + toTicks(budget)
-	chunk := toTicks(waitChunk)
+	deadline := start + clk.ticks(budget)
+	chunk := clk.ticks(waitChunk)
 	for {
 		end := min(deadline, archCycles()+chunk)
-		if archWait(conf.kind, p, old, end) {
+		if archWait(k, p, old, end) {
 			return true
 		}
 		if archCycles() >= deadline {
@@ -239,7 +278,7 @@ func NewBackoff(budget time.Duration) Backoff { return Backoff{Budget: budget} }
 
 func (b *Backoff) start() {
 	if b.deadline == 0 && b.Budget > 0 {
-		b.deadline = now() + toTicks(b.Budget)
+		b.deadline = now() + loadClock().ticks(b.Budget)
 	}
 }
 

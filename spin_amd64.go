@@ -2,7 +2,11 @@
 
 package knit
 
-import "github.com/klauspost/cpuid/v2"
+import (
+	"sync"
+
+	"github.com/klauspost/cpuid/v2"
+)
 
 // Implemented in ring_amd64.s.
 
@@ -21,34 +25,40 @@ func waitMwaitx(addr *uint32, old uint32, deadline uint64) bool
 
 // x86 feature bits the spin layer reads. WAITPKG comes from cpuid/v2;
 // MONITORX (CPUID 0x8000_0001 ECX[29]) and the invariant TSC (CPUID
-// 0x8000_0007 EDX[8]) it does not report, so they are read here.
-var (
-	hasWaitpkg      = cpuid.CPU.Supports(cpuid.WAITPKG)
-	hasMonitorx     bool
-	hasInvariantTSC bool
-)
+// 0x8000_0007 EDX[8]) it does not report, so they are read here, on
+// first use and no more than needed: under a hypervisor each CPUID is a
+// VM exit, 6-9 µs each on the 2-vCPU VM.
+var hasWaitpkg = cpuid.CPU.Supports(cpuid.WAITPKG)
 
-func init() {
+// hasMonitorx asks only AMD and Hygon parts, the only ones with
+// MONITORX; every x86-64 CPU has leaf 0x8000_0001.
+var hasMonitorx = sync.OnceValue(func() bool {
+	if v := cpuid.CPU.VendorID; v != cpuid.AMD && v != cpuid.Hygon {
+		return false
+	}
+	_, _, ecx, _ := cpuidex(0x8000_0001, 0)
+	return ecx&(1<<29) != 0
+})
+
+// hasInvariantTSC is for CPU().Features only.
+var hasInvariantTSC = sync.OnceValue(func() bool {
 	maxExt, _, _, _ := cpuidex(0x8000_0000, 0)
-	if maxExt >= 0x8000_0001 {
-		_, _, ecx, _ := cpuidex(0x8000_0001, 0)
-		hasMonitorx = ecx&(1<<29) != 0
+	if maxExt < 0x8000_0007 {
+		return false
 	}
-	if maxExt >= 0x8000_0007 {
-		_, _, _, edx := cpuidex(0x8000_0007, 0)
-		hasInvariantTSC = edx&(1<<8) != 0
-	}
-}
+	_, _, _, edx := cpuidex(0x8000_0007, 0)
+	return edx&(1<<8) != 0
+})
 
 func archFeatures() []string {
 	var f []string
 	if hasWaitpkg {
 		f = append(f, "waitpkg")
 	}
-	if hasMonitorx {
+	if hasMonitorx() {
 		f = append(f, "monitorx")
 	}
-	if hasInvariantTSC {
+	if hasInvariantTSC() {
 		f = append(f, "invariant-tsc")
 	}
 	return f
@@ -64,7 +74,7 @@ func archSpinSupported(k SpinKind) (bool, string) {
 		}
 		return false, "CPU does not report WAITPKG (CPUID.7.0:ECX[5]); hypervisors often hide it"
 	case SpinMWaitX:
-		if hasMonitorx {
+		if hasMonitorx() {
 			return true, ""
 		}
 		return false, "CPU does not report MONITORX (CPUID 0x80000001:ECX[29]); hypervisors often hide it"
@@ -80,13 +90,14 @@ func autoSpin() SpinKind {
 	switch {
 	case hasWaitpkg:
 		return SpinTPause
-	case hasMonitorx:
+	case hasMonitorx():
 		return SpinMWaitX
 	}
 	return SpinPause
 }
 
-// The TSC frequency is measured against the monotonic clock at init.
+// The TSC frequency is measured against the monotonic clock (see
+// calibrateClock).
 func archCounterHz() int64 { return 0 }
 
 func archPause(k SpinKind, n uint32) {

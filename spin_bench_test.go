@@ -110,3 +110,36 @@ func BenchmarkHandoff(b *testing.B) {
 	}
 	b.Run("gosched", func(b *testing.B) { pingPong(b, goschedWait) })
 }
+
+// BenchmarkSpinUntil: the calls a wait loop makes when it does not have
+// to wait, or gives up at once: the word already changed, and an
+// unchanged word with a zero budget; and a Backoff step. These are the
+// hot paths that calibration must not slow down.
+func BenchmarkSpinUntil(b *testing.B) {
+	var w atomic.Uint32
+	w.Store(1)
+	b.Run("changed", func(b *testing.B) {
+		for b.Loop() {
+			SpinUntil(&w, 0, time.Microsecond)
+		}
+	})
+	b.Run("budget0", func(b *testing.B) {
+		for b.Loop() {
+			SpinUntil(&w, 1, 0)
+		}
+	})
+	b.Run("budget-tiny", func(b *testing.B) {
+		for b.Loop() {
+			SpinUntil(&w, 1, time.Nanosecond)
+		}
+	})
+	b.Run("backoff-spin", func(b *testing.B) {
+		var bo Backoff
+		for b.Loop() {
+			bo.Spin()
+			if bo.step > backoffSpinLimit {
+				bo.Reset()
+			}
+		}
+	})
+}

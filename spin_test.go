@@ -93,7 +93,7 @@ func TestSetSpinEveryKind(t *testing.T) {
 				t.Errorf("SetSpin(auto) = %v, spin %v; want nil, %v", err, c.Spin, auto)
 			}
 		case k.Available():
-			if err != nil || c.Spin != k || c.Warning != clockWarning {
+			if err != nil || c.Spin != k || c.Warning != loadClock().warning {
 				t.Errorf("SetSpin(%v) = %v, spin %v, warning %q", k, err, c.Spin, c.Warning)
 			}
 			checkSpinUntilFlip(t, k)
@@ -110,7 +110,7 @@ func TestSetSpinEveryKind(t *testing.T) {
 		t.Errorf("SetSpin(out of range) = %v", err)
 	}
 	SetSpin(SpinAuto)
-	if c := CPU(); c.Spin != auto || c.Warning != clockWarning {
+	if c := CPU(); c.Spin != auto || c.Warning != loadClock().warning {
 		t.Errorf("SetSpin(auto) did not clear the warning: %+v", c)
 	}
 }
@@ -342,9 +342,44 @@ func TestSpinEnv(t *testing.T) {
 		if !strings.Contains(s, "SPIN="+c.wantSpin+"\n") {
 			t.Errorf("KNIT_SPIN=%q: want spin %s, child said:\n%s", c.env, c.wantSpin, s)
 		}
-		warned := !strings.Contains(s, "WARN="+clockWarning+"\n")
+		warned := !strings.Contains(s, "WARN="+loadClock().warning+"\n")
 		if warned != c.wantWarn {
 			t.Errorf("KNIT_SPIN=%q: warning present = %v, want %v:\n%s", c.env, warned, c.wantWarn, s)
 		}
+	}
+}
+
+// TestSpinLazyInit: importing knit calibrates nothing. In a fresh
+// process (the test binary re-executed, running only this test) the
+// spin choice and the cycle counter are still unresolved when the first
+// test starts; the first budgeted SpinUntil resolves both, and CPU()
+// then reports the calibrated figures.
+func TestSpinLazyInit(t *testing.T) {
+	if os.Getenv("KNIT_TEST_LAZY") == "1" {
+		if spinConf.Load() != nil || clockConf.Load() != nil {
+			os.Stdout.WriteString("EAGER: calibrated before first use\n")
+			return
+		}
+		var w atomic.Uint32
+		SpinUntil(&w, 0, time.Microsecond)
+		if spinConf.Load() == nil || clockConf.Load() == nil {
+			os.Stdout.WriteString("UNRESOLVED: SpinUntil did not calibrate\n")
+			return
+		}
+		if c := CPU(); c.CounterHz <= 0 || (c.Spin != SpinNone && !(c.SpinNs > 0)) {
+			os.Stdout.WriteString("UNCALIBRATED: " + c.String() + "\n")
+			return
+		}
+		os.Stdout.WriteString("LAZY OK\n")
+		return
+	}
+	cmd := selfCommand("-test.run=^TestSpinLazyInit$")
+	cmd.Env = append(os.Environ(), "KNIT_TEST_LAZY=1")
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("child failed: %v\n%s", err, out)
+	}
+	if !strings.Contains(string(out), "LAZY OK\n") {
+		t.Errorf("child said:\n%s", out)
 	}
 }

@@ -1,0 +1,142 @@
+package knit
+
+import (
+	"sync"
+	"sync/atomic"
+)
+
+// The wait list: goroutines asleep on a channel each, queued FIFO behind
+// a mutex that the list's owner holds. Two owners: an Event's queue (its
+// runtime sleepers with a cancellable ctx, and all of them where the
+// semaphore is not linked), and each bucket of the portable futex.
+//
+// The rule that keeps a wake from being lost or doubled: a waiter is
+// linked while queued is true, and only a goroutine holding the owner's
+// mutex links or unlinks it. Whoever unlinks it owns the one token that
+// will be sent on its channel, and sends it after releasing the mutex. A
+// waiter that stops waiting for its own reason (ctx, timeout) takes the
+// mutex and finds out which it is: still queued, it unlinks itself and
+// no token will come; already unlinked, a token is on its way and the
+// wake is its to report.
+
+// waiter is one goroutine asleep in a waitList.
+type waiter struct {
+	next, prev *waiter        // guarded by the owner's mutex
+	queued     bool           // guarded by the owner's mutex
+	addr       *atomic.Uint32 // the word slept on (the portable futex); nil in an Event's queue
+	ch         chan struct{}  // buffered 1, so the waker never blocks
+}
+
+// waiterPool recycles waiters, so a sleep does not allocate in the steady
+// state. A waiter goes back only with its channel empty.
+var waiterPool = sync.Pool{New: func() any {
+	return &waiter{ch: make(chan struct{}, 1)}
+}}
+
+func getWaiter(addr *atomic.Uint32) *waiter {
+	w := waiterPool.Get().(*waiter)
+	w.addr = addr
+	return w
+}
+
+func (w *waiter) put() {
+	w.addr = nil
+	waiterPool.Put(w)
+}
+
+// waitList is a FIFO of waiters; the zero value is empty. Every method
+// needs the owner's mutex.
+type waitList struct {
+	head, tail *waiter
+}
+
+func (l *waitList) push(w *waiter) {
+	w.queued = true
+	w.next = nil
+	w.prev = l.tail
+	if l.tail != nil {
+		l.tail.next = w
+	} else {
+		l.head = w
+	}
+	l.tail = w
+}
+
+func (l *waitList) remove(w *waiter) {
+	if w.prev != nil {
+		w.prev.next = w.next
+	} else {
+		l.head = w.next
+	}
+	if w.next != nil {
+		w.next.prev = w.prev
+	} else {
+		l.tail = w.prev
+	}
+	w.next, w.prev, w.queued = nil, nil, false
+}
+
+// take unlinks up to n waiters on addr, oldest first, and returns them
+// chained through next, for wakeAll to send to once the mutex is
+// released.
+func (l *waitList) take(n int, addr *atomic.Uint32) (chain *waiter, k int) {
+	var last *waiter
+	for w := l.head; w != nil && k < n; {
+		next := w.next
+		if w.addr == addr {
+			l.remove(w)
+			if last == nil {
+				chain = w
+			} else {
+				last.next = w
+			}
+			last = w
+			k++
+		}
+		w = next
+	}
+	return chain, k
+}
+
+// len counts the queued waiters, for the tests' reports.
+func (l *waitList) len() int {
+	n := 0
+	for w := l.head; w != nil; w = w.next {
+		n++
+	}
+	return n
+}
+
+// wakeAll sends each waiter of a chain from take its token. It runs
+// without the mutex: a send readies a goroutine.
+func wakeAll(chain *waiter) {
+	for w := chain; w != nil; {
+		// Read next before the send: once woken, the waiter recycles w.
+		next := w.next
+		w.ch <- struct{}{}
+		w = next
+	}
+}
+
+// sleepUntil blocks the waiter w, queued on l under mu, until a waker's
+// token or stop. It reports true when woken: a waker unlinked w before
+// stop was acted on, and that wake must be reported, not swallowed, or
+// the waiters behind w would sleep through it. It recycles w either way.
+func sleepUntil[T any](w *waiter, mu *sync.Mutex, l *waitList, stop <-chan T) (woken bool) {
+	select {
+	case <-w.ch:
+		woken = true
+	case <-stop:
+		mu.Lock()
+		if w.queued {
+			l.remove(w)
+			mu.Unlock()
+		} else {
+			mu.Unlock()
+			<-w.ch
+			woken = true
+		}
+	}
+	w.put()
+	return woken
+}
