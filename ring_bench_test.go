@@ -133,7 +133,12 @@ func BenchmarkRingRoundTrip(b *testing.B) {
 		b.Run(name+"/knit-spsc", func(b *testing.B) {
 			req, rep := NewSPSC[int](64), NewSPSC[int](64)
 			roundTrip(b, locked,
-				func(v int) { req.Push(context.Background(), v); v, _ = rep.Pop(context.Background()) },
+				func(v int) {
+					req.Push(context.Background(), v)
+					if r, _ := rep.Pop(context.Background()); r != v {
+						panic("reply out of order")
+					}
+				},
 				func() bool {
 					v, err := req.Pop(context.Background())
 					if err != nil {
@@ -292,4 +297,61 @@ func bursts(b *testing.B, burst int, gap time.Duration, push func(int), pop func
 	m.stop(b, b.N*burst)
 	closeFn()
 	<-done
+}
+
+// BenchmarkRingSPSCSpin is rigtorp's SPSCQueue benchmark shape: a producer
+// and a consumer on locked threads, try-push and try-pop spin loops with
+// no parking, one item at a time. It measures the publish itself: the
+// release store, the cached index, the doorbell's check for waiters.
+func BenchmarkRingSPSCSpin(b *testing.B) {
+	b.Run("SPSC[int32]", func(b *testing.B) {
+		q := NewSPSC[int32](1 << 16)
+		spinStream(b, func(v int) bool { return q.TryPush(int32(v)) }, func() bool { _, ok := q.TryPop(); return ok })
+	})
+	b.Run("Words", func(b *testing.B) {
+		q := NewWords(1 << 16)
+		spinStream(b, func(v int) bool { return q.TryPush(uint64(v)) }, func() bool { _, ok := q.TryPop(); return ok })
+	})
+	b.Run("MPMC[int32]", func(b *testing.B) {
+		q := NewMPMC[int32](1 << 16)
+		spinStream(b, func(v int) bool { return q.TryPush(int32(v)) }, func() bool { _, ok := q.TryPop(); return ok })
+	})
+	b.Run("SPMC[int32]", func(b *testing.B) {
+		q := NewSPMC[int32](1 << 16)
+		spinStream(b, func(v int) bool { return q.TryPush(int32(v)) }, func() bool { _, ok := q.TryPop(); return ok })
+	})
+	b.Run("MPSC[int32]", func(b *testing.B) {
+		q := NewMPSC[int32](1 << 16)
+		spinStream(b, func(v int) bool { return q.TryPush(int32(v)) }, func() bool { _, ok := q.TryPop(); return ok })
+	})
+}
+
+// spinStream moves b.N items from a locked producer thread to the locked
+// benchmark thread, both spinning on their try calls.
+func spinStream(b *testing.B, push func(int) bool, pop func() bool) {
+	done := make(chan struct{})
+	n := b.N
+	go func() {
+		runtime.LockOSThread()
+		defer close(done)
+		for i := range n {
+			for j := 1; !push(i); j++ {
+				if j%4096 == 0 {
+					runtime.Gosched()
+				}
+			}
+		}
+	}()
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	m := startCPU(b)
+	for range n {
+		for j := 1; !pop(); j++ {
+			if j%4096 == 0 {
+				runtime.Gosched()
+			}
+		}
+	}
+	<-done
+	m.stop(b, n)
 }
