@@ -9,9 +9,8 @@ import "context"
 // items are published with release stores.
 //
 // Memory: Cap slots of T plus an 8-byte sequence each (rounded to T's
-// alignment), and about 1 KiB (2 KiB on arm64) of padded indices and
-// doorbells. Slots are zero at creation and the OS supplies their pages
-// as they are first used. The zero MPMC is not a ring; create one with
+// alignment), zero at creation (the OS supplies the pages as they are
+// first used), plus under 1 KiB of padded indices and doorbells. The zero MPMC is not a ring; create one with
 // NewMPMC.
 type MPMC[T any] struct {
 	r seqRing[T]

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"reflect"
 	"runtime"
 	"sync/atomic"
 	"time"
@@ -168,20 +169,14 @@ const (
 	stZero           // the ring was never constructed (Words' assembly reports it)
 )
 
-// pushErr and popErr turn a failed attempt into TrySend's and TryRecv's
-// errors.
-func pushErr(st status) error {
-	if st == stFull {
-		return ErrFull
-	}
-	return ErrClosed
-}
-
-func popErr(st status) error {
-	if st == stEmpty {
-		return ErrEmpty
-	}
-	return ErrClosed
+// statusErr is TrySend's and TryRecv's error for each status (nil for
+// stOK), indexed by status&7: a table keeps those methods small enough to
+// be inlined like TryPush and TryPop.
+var statusErr = [8]error{
+	stFull:    ErrFull,
+	stEmpty:   ErrEmpty,
+	stClosed:  ErrClosed,
+	stDrained: ErrClosed,
 }
 
 // # Publication and the doorbell
@@ -254,7 +249,7 @@ const (
 // on the 2-vCPU VM; 0.5 µs when they are idle); a fence costs a line
 // transfer per publish (about 0.1 µs there). 1024 publishes keep the
 // barrier under 10 ns per item in the worst alternation.
-const relaxAfter = 1024
+const relaxAfter = 256
 
 // bellRelaxes and bellSwitches count the mode changes, for the tests and
 // benchmarks; each is written beside a CAS or a membarrier.
@@ -339,12 +334,10 @@ type doorbells struct {
 // ringCore is the non-blocking half of a ring; the blocking loops below
 // are shared by every kind.
 type ringCore[T any] interface {
+	// push is one attempt to add v; on success it has rung notEmpty.
 	push(v T) status
+	// pop is one attempt to take an item; on success it has rung notFull.
 	pop() (T, status)
-	// pushed rings notEmpty after one item was published.
-	pushed()
-	// popped rings notFull after one slot was freed.
-	popped()
 	// indices loads tail and head, for a waiter's lastPark hint.
 	indices() (tail, head uint64)
 }
@@ -357,7 +350,6 @@ func pushSlow[T any](r ringCore[T], b *doorbells, ctx context.Context, v T) erro
 	for {
 		switch r.push(v) {
 		case stOK:
-			r.pushed()
 			return nil
 		case stClosed:
 			return ErrClosed
@@ -370,7 +362,6 @@ func pushSlow[T any](r ringCore[T], b *doorbells, ctx context.Context, v T) erro
 		switch r.push(v) {
 		case stOK:
 			b.notFull.Cancel(t)
-			r.pushed()
 			return nil
 		case stClosed:
 			b.notFull.Cancel(t)
@@ -389,7 +380,6 @@ func popSlow[T any](r ringCore[T], b *doorbells, ctx context.Context) (T, error)
 		v, st := r.pop()
 		switch st {
 		case stOK:
-			r.popped()
 			return v, nil
 		case stDrained:
 			return zero, ErrClosed
@@ -403,7 +393,6 @@ func popSlow[T any](r ringCore[T], b *doorbells, ctx context.Context) (T, error)
 		switch st {
 		case stOK:
 			b.notEmpty.Cancel(t)
-			r.popped()
 			return v, nil
 		case stDrained:
 			b.notEmpty.Cancel(t)
@@ -434,4 +423,27 @@ func ringLen(tail, head uint64, capacity int) int {
 func sizeOf[T any]() uintptr {
 	var v T
 	return unsafe.Sizeof(v)
+}
+
+// holdsPointers reports whether a value of type t can reference memory,
+// so that a ring clears a popped slot only where that keeps something
+// alive: clearing an int32 slot is a store the consumer does not need,
+// to a line the producer must then take back dirty.
+func holdsPointers(t reflect.Type) bool {
+	switch t.Kind() {
+	case reflect.Bool, reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Uintptr,
+		reflect.Float32, reflect.Float64, reflect.Complex64, reflect.Complex128:
+		return false
+	case reflect.Array:
+		return t.Len() > 0 && holdsPointers(t.Elem())
+	case reflect.Struct:
+		for i := range t.NumField() {
+			if holdsPointers(t.Field(i).Type) {
+				return true
+			}
+		}
+		return false
+	}
+	return true // pointers, strings, slices, maps, channels, funcs, interfaces
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"reflect"
 	"runtime"
 	"runtime/debug"
 	"strconv"
@@ -12,6 +13,7 @@ import (
 	"sync"
 	"testing"
 	"time"
+	"unsafe"
 )
 
 // sender and receiver are the two halves of Queue, as the ends of an SPSC
@@ -404,5 +406,44 @@ func TestRingParkRace(t *testing.T) {
 				t.Fatal(err)
 			}
 		})
+	}
+}
+
+// TestHoldsPointers: a ring clears popped slots exactly for the element
+// types that can keep memory alive.
+func TestHoldsPointers(t *testing.T) {
+	type plain struct {
+		a int32
+		b [3]float64
+		c struct{ d uint8 }
+	}
+	type withString struct {
+		a int
+		s string
+	}
+	for _, c := range []struct {
+		t    reflect.Type
+		want bool
+	}{
+		{reflect.TypeFor[int32](), false},
+		{reflect.TypeFor[uint64](), false},
+		{reflect.TypeFor[struct{}](), false},
+		{reflect.TypeFor[plain](), false},
+		{reflect.TypeFor[[4]complex128](), false},
+		{reflect.TypeFor[[0]*int](), false},
+		{reflect.TypeFor[*int](), true},
+		{reflect.TypeFor[string](), true},
+		{reflect.TypeFor[[]byte](), true},
+		{reflect.TypeFor[withString](), true},
+		{reflect.TypeFor[[2]withString](), true},
+		{reflect.TypeFor[any](), true},
+		{reflect.TypeFor[map[int]int](), true},
+		{reflect.TypeFor[chan int](), true},
+		{reflect.TypeFor[func()](), true},
+		{reflect.TypeFor[unsafe.Pointer](), true},
+	} {
+		if got := holdsPointers(c.t); got != c.want {
+			t.Errorf("holdsPointers(%v) = %v, want %v", c.t, got, c.want)
+		}
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+	"unsafe"
 )
 
 // Ring benchmarks. Each top-level benchmark holds its comparison rows as
@@ -201,18 +202,26 @@ func BenchmarkRingContended(b *testing.B) {
 			if kind == "MPSC" {
 				consumers = 1
 			}
-			b.Run(fmt.Sprintf("%dP%dC/knit-%s", p, consumers, kind), func(b *testing.B) {
-				var q Queue[int]
-				if kind == "MPSC" {
-					q = NewMPSC[int](1024)
-				} else {
-					q = NewMPMC[int](1024)
+			for _, backoff := range []bool{true, false} {
+				name := fmt.Sprintf("%dP%dC/knit-%s", p, consumers, kind)
+				if !backoff {
+					name += "-no-backoff"
 				}
-				contended(b, p, consumers,
-					func(v int) { q.Push(context.Background(), v) },
-					func() bool { _, err := q.Pop(context.Background()); return err == nil },
-					q.Close)
-			})
+				b.Run(name, func(b *testing.B) {
+					defer func(old bool) { seqBackoff = old }(seqBackoff)
+					seqBackoff = backoff
+					var q Queue[int]
+					if kind == "MPSC" {
+						q = NewMPSC[int](1024)
+					} else {
+						q = NewMPMC[int](1024)
+					}
+					contended(b, p, consumers,
+						func(v int) { q.Push(context.Background(), v) },
+						func() bool { _, err := q.Pop(context.Background()); return err == nil },
+						q.Close)
+				})
+			}
 			b.Run(fmt.Sprintf("%dP%dC/chan", p, consumers), func(b *testing.B) {
 				ch := make(chan int, 1024)
 				contended(b, p, consumers,
@@ -354,4 +363,62 @@ func spinStream(b *testing.B, push func(int) bool, pop func() bool) {
 	}
 	<-done
 	m.stop(b, n)
+}
+
+// BenchmarkRingPublish weighs the ways to publish an index, in one binary
+// so they share a run: a minimal SPSC loop (cached opposite index, one
+// item at a time, two locked threads) whose producer and consumer store
+// their index with storeRel (the assembly MOV on amd64, sync/atomic's
+// Store in purego and race builds), with sync/atomic's Store (XCHG on
+// amd64, STLR on arm64), and with a plain Go store through unsafe (a MOV
+// the compiler happens to keep in order, which nothing guarantees).
+func BenchmarkRingPublish(b *testing.B) {
+	for _, m := range []struct {
+		name  string
+		store func(*atomic.Uint64, uint64)
+	}{
+		{"storeRel", storeRel},
+		{"atomic.Store", (*atomic.Uint64).Store},
+		{"plain", func(p *atomic.Uint64, v uint64) { *(*uint64)(unsafe.Pointer(p)) = v }},
+	} {
+		b.Run(m.name, func(b *testing.B) {
+			q := NewSPSC[uint64](1 << 12)
+			buf, mask := q.buf, q.mask
+			done := make(chan struct{})
+			n := uint64(b.N)
+			go func() {
+				runtime.LockOSThread()
+				defer close(done)
+				t, hc := uint64(0), uint64(0)
+				for t < n {
+					if t-hc > mask {
+						if hc = q.head.Load(); t-hc > mask {
+							continue
+						}
+					}
+					buf[t&mask] = t
+					t++
+					m.store(&q.tail, t)
+				}
+			}()
+			runtime.LockOSThread()
+			defer runtime.UnlockOSThread()
+			cpu := startCPU(b)
+			h, tc := uint64(0), uint64(0)
+			for h < n {
+				if h == tc {
+					if tc = q.tail.Load(); h == tc {
+						continue
+					}
+				}
+				if buf[h&mask] != h {
+					b.Fatal("out of order")
+				}
+				h++
+				m.store(&q.head, h)
+			}
+			<-done
+			cpu.stop(b, b.N)
+		})
+	}
 }

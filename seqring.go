@@ -3,6 +3,7 @@ package knit
 import (
 	"context"
 	"math"
+	"reflect"
 	"sync/atomic"
 )
 
@@ -58,6 +59,7 @@ type seqRing[T any] struct {
 	mask           uint64
 	singleProducer bool // SPMC: the producer stores tail and owns Close
 	singleConsumer bool // MPSC: the consumer stores head
+	clearSlots     bool // T holds pointers: a pop clears the slot it took
 }
 
 // seqSlot is one slot: the item first, so that a zero-size T adds no
@@ -77,6 +79,7 @@ func (r *seqRing[T]) init(kind string, capacity int, singleProducer, singleConsu
 	r.slots = make([]seqSlot[T], c)
 	r.mask = uint64(c - 1)
 	r.singleProducer, r.singleConsumer = singleProducer, singleConsumer
+	r.clearSlots = holdsPointers(reflect.TypeFor[T]())
 	r.bells.park = ringPark(opts)
 }
 
@@ -93,18 +96,32 @@ func (r *seqRing[T]) slot(pos uint64) *seqSlot[T] {
 	return &r.slots[i]
 }
 
+// push and pop are one attempt each, ringing the other side on success.
 func (r *seqRing[T]) push(v T) status {
+	var st status
 	if r.singleProducer {
-		return r.pushSingle(v)
+		st = r.pushSingle(v)
+	} else {
+		st = r.pushMulti(v)
 	}
-	return r.pushMulti(v)
+	if st == stOK {
+		r.pushedN(1)
+	}
+	return st
 }
 
 func (r *seqRing[T]) pop() (T, status) {
+	var v T
+	var st status
 	if r.singleConsumer {
-		return r.popSingle()
+		v, st = r.popSingle()
+	} else {
+		v, st = r.popMulti()
 	}
-	return r.popMulti()
+	if st == stOK {
+		r.poppedN(1)
+	}
+	return v, st
 }
 
 // pushMulti claims the tail by CAS. A failed CAS means another producer
@@ -175,7 +192,9 @@ func (r *seqRing[T]) popMulti() (T, status) {
 		case d == 0:
 			if r.head.CompareAndSwap(pos, pos+1) {
 				v := s.val
-				s.val = zero
+				if r.clearSlots {
+					s.val = zero
+				}
 				// Release: pairs with the producers' acquire load of
 				// seq; the item is read before the slot reads as free
 				// (no load passes a later store on amd64 or an STLR on
@@ -203,7 +222,9 @@ func (r *seqRing[T]) popSingle() (T, status) {
 		return zero, r.emptyStatus(pos)
 	}
 	v := s.val
-	s.val = zero
+	if r.clearSlots {
+		s.val = zero
+	}
 	storeRel(&s.seq, r.lap(pos)+2*(r.mask+1)) // release, as in popMulti
 	storeRel(&r.head, pos+1)                  // for Len only
 	return v, stOK
@@ -291,7 +312,9 @@ func (r *seqRing[T]) popBatch(dst []T) int {
 		for i := range n {
 			s := r.slot(pos + i)
 			dst[i] = s.val
-			s.val = zero
+			if r.clearSlots {
+				s.val = zero
+			}
 			storeRel(&s.seq, r.lap(pos+i)+2*(r.mask+1))
 		}
 		if r.singleConsumer {
@@ -328,47 +351,26 @@ func (r *seqRing[T]) poppedN(n int) {
 	}
 }
 
-func (r *seqRing[T]) pushed()                      { r.pushedN(1) }
-func (r *seqRing[T]) popped()                      { r.poppedN(1) }
 func (r *seqRing[T]) indices() (tail, head uint64) { return r.tail.Load(), r.head.Load() }
 
-func (r *seqRing[T]) tryPush(v T) bool {
-	if r.push(v) != stOK {
-		return false
-	}
-	r.pushedN(1)
-	return true
-}
+func (r *seqRing[T]) tryPush(v T) bool { return r.push(v) == stOK }
 
 func (r *seqRing[T]) tryPop() (T, bool) {
 	v, st := r.pop()
-	if st != stOK {
-		return v, false
-	}
-	r.poppedN(1)
-	return v, true
+	return v, st == stOK
 }
 
 func (r *seqRing[T]) trySend(v T) error {
-	if st := r.push(v); st != stOK {
-		return pushErr(st)
-	}
-	r.pushedN(1)
-	return nil
+	return statusErr[r.push(v)&7]
 }
 
 func (r *seqRing[T]) tryRecv() (T, error) {
 	v, st := r.pop()
-	if st != stOK {
-		return v, popErr(st)
-	}
-	r.poppedN(1)
-	return v, nil
+	return v, statusErr[st&7]
 }
 
 func (r *seqRing[T]) pushWait(ctx context.Context, v T) error {
 	if r.push(v) == stOK {
-		r.pushedN(1)
 		return nil
 	}
 	return pushSlow[T](r, &r.bells, ctx, v)
@@ -376,7 +378,6 @@ func (r *seqRing[T]) pushWait(ctx context.Context, v T) error {
 
 func (r *seqRing[T]) popWait(ctx context.Context) (T, error) {
 	if v, st := r.pop(); st == stOK {
-		r.poppedN(1)
 		return v, nil
 	}
 	return popSlow[T](r, &r.bells, ctx)

@@ -8,9 +8,8 @@ import "context"
 // index.
 //
 // Memory: Cap slots of T plus an 8-byte sequence each (rounded to T's
-// alignment), and about 1 KiB (2 KiB on arm64) of padded indices and
-// doorbells. Slots are zero at creation and the OS supplies their pages
-// as they are first used. The zero SPMC is not a ring; create one with
+// alignment), zero at creation (the OS supplies the pages as they are
+// first used), plus under 1 KiB of padded indices and doorbells. The zero SPMC is not a ring; create one with
 // NewSPMC.
 type SPMC[T any] struct {
 	r seqRing[T]

@@ -2,6 +2,7 @@ package knit
 
 import (
 	"context"
+	"reflect"
 	"sync/atomic"
 )
 
@@ -10,17 +11,19 @@ import (
 // compiler holds them to it, as with directional channels.
 //
 // A push touches the producer's index and the slot, a pop the consumer's
-// index and the slot, with no locked instruction: each side publishes
-// with a release store and caches the other's index, re-reading it only
-// when the cached copy says full (or empty), as rigtorp's SPSCQueue does.
+// index and the slot: each side publishes with a release store and caches
+// the other's index, re-reading it only when the cached copy says full
+// (or empty), as rigtorp's SPSCQueue does. While neither side parks, a
+// push or a pop executes no locked instruction; while one side keeps
+// parking, each publish also fences, the cost of sync/atomic's Store.
 //
 // Close belongs to the producer: call it from the goroutine that pushes,
 // or after that goroutine has stopped, as a channel is closed by its
 // sender. Len and Cap may be called from anywhere.
 //
-// Memory: Cap slots of T, plus about 1 KiB (2 KiB on arm64) of padded
-// indices and doorbells. The zero SPSC is not a ring; create one with
-// NewSPSC.
+// Memory: Cap slots of T, zero at creation (the OS supplies the pages as
+// they are first used), plus under 1 KiB of padded indices and doorbells.
+// The zero SPSC is not a ring; create one with NewSPSC.
 type SPSC[T any] struct {
 	spscCore
 	buf []T // read-only after construction; its offset is spscCore's size, which Words' assembly relies on
@@ -42,7 +45,10 @@ type spscCore struct {
 	_         [CacheLineSize - 16]byte
 
 	bells doorbells
-	mask  uint64 // read-only after construction; beside buf
+
+	// Read-only after construction, beside buf.
+	mask       uint64
+	clearSlots bool // T holds pointers: pop clears the slot it took
 }
 
 // NewSPSC returns an SPSC ring holding capacity items, rounded up to a
@@ -52,135 +58,137 @@ func NewSPSC[T any](capacity int, opts ...Option) *SPSC[T] {
 	c := roundCapacity("SPSC", capacity, sizeOf[T]())
 	q := &SPSC[T]{buf: make([]T, c)}
 	q.mask = uint64(c - 1)
+	q.clearSlots = holdsPointers(reflect.TypeFor[T]())
 	q.bells.park = ringPark(opts)
 	return q
 }
 
-// push is the producer's attempt. The slot is free (head has passed it),
-// so nobody reads it until the release store of tail publishes it; the
-// consumer's acquire load of tail then sees the slot's contents.
+// push is the producer's attempt, its common case small enough to be
+// inlined. The slot is free (head has passed it), so nobody reads it until
+// the release store of tail publishes it; the consumer's acquire load of
+// tail then sees the slot's contents.
 func (q *SPSC[T]) push(v T) status {
 	t := q.tail.Load() // our own store: no other writer
-	if t&closedBit != 0 {
-		return stClosed
-	}
-	if t-q.headCache > q.mask {
-		// Acquire: pairs with the consumer's release store of head, so
-		// the slot it freed has been read before we overwrite it.
-		q.headCache = q.head.Load()
-		if t-q.headCache > q.mask {
-			return stFull
-		}
-	}
 	i := t & q.mask
-	if i >= uint64(len(q.buf)) {
-		panicZero("SPSC", "NewSPSC")
+	// One compare covers a stale cached head and the closed bit (which
+	// makes t-headCache huge); the other fails only on a zero ring.
+	if t-q.headCache > q.mask || i >= uint64(len(q.buf)) {
+		return q.pushMiss(v, t)
 	}
 	q.buf[i] = v
 	// Release: pairs with the consumer's acquire load of tail in pop.
 	// TSO keeps the slot store before it on amd64; STLR orders it on
 	// arm64.
 	storeRel(&q.tail, t+1)
+	if b := &q.bells.notEmpty; b.relaxed() {
+		b.Notify(1)
+	} else {
+		b.fencedPublish(1, t+1)
+	}
 	return stOK
 }
 
-// pop is the consumer's attempt. The slot is read and cleared before the
-// release store of head hands it back to the producer.
-func (q *SPSC[T]) pop() (T, status) {
-	var zero T
-	h := q.head.Load() // our own store
-	if h == q.tailCache {
-		// Acquire: pairs with the producer's release store of tail (and
-		// of the closed bit), so the slots below it are filled.
-		t := q.tail.Load()
-		q.tailCache = t &^ closedBit
-		if h == q.tailCache {
-			if len(q.buf) == 0 {
-				panicZero("SPSC", "NewSPSC")
-			}
-			if t&closedBit != 0 {
-				return zero, stDrained
-			}
-			return zero, stEmpty
-		}
+// pushMiss is push when the cached head says full, the ring is closed, or
+// the ring was never made.
+func (q *SPSC[T]) pushMiss(v T, t uint64) status {
+	if t&closedBit != 0 {
+		return stClosed
 	}
-	i := h & q.mask
-	if i >= uint64(len(q.buf)) {
+	if len(q.buf) == 0 {
 		panicZero("SPSC", "NewSPSC")
 	}
+	// Acquire: pairs with the consumer's release store of head, so the
+	// slot it freed has been read before we overwrite it.
+	q.headCache = q.head.Load()
+	if t-q.headCache > q.mask {
+		return stFull
+	}
+	q.buf[t&q.mask] = v
+	storeRel(&q.tail, t+1) // release, as in push
+	q.bells.notEmpty.published(1, t+1)
+	return stOK
+}
+
+// pop is the consumer's attempt, its common case small enough to be
+// inlined. The slot is read (and cleared, if T holds pointers) before the
+// release store of head hands it back to the producer.
+func (q *SPSC[T]) pop() (T, status) {
+	h := q.head.Load() // our own store
+	i := h & q.mask
+	if h == q.tailCache || i >= uint64(len(q.buf)) {
+		return q.popMiss(h)
+	}
 	v := q.buf[i]
-	q.buf[i] = zero
+	if q.clearSlots {
+		var zero T
+		q.buf[i] = zero
+	}
 	// Release: pairs with the producer's acquire load of head in push.
 	// A load is never reordered after a later store on amd64 or past an
 	// STLR on arm64, so the slot is read before the producer may reuse it.
 	storeRel(&q.head, h+1)
-	return v, stOK
-}
-
-// pushed rings the consumer after one push.
-func (q *SPSC[T]) pushed() {
-	if b := &q.bells.notEmpty; b.relaxed() {
-		b.Notify(1)
-	} else {
-		b.fencedPublish(1, q.tail.Load())
-	}
-}
-
-// popped rings the producer after one pop.
-func (q *SPSC[T]) popped() {
 	if b := &q.bells.notFull; b.relaxed() {
 		b.Notify(1)
 	} else {
-		b.fencedPublish(1, q.head.Load())
+		b.fencedPublish(1, h+1)
 	}
+	return v, stOK
+}
+
+// popMiss is pop when the cached tail says empty or the ring was never
+// made.
+func (q *SPSC[T]) popMiss(h uint64) (T, status) {
+	var zero T
+	if len(q.buf) == 0 {
+		panicZero("SPSC", "NewSPSC")
+	}
+	// Acquire: pairs with the producer's release store of tail (and of
+	// the closed bit), so the slots below it are filled.
+	t := q.tail.Load()
+	q.tailCache = t &^ closedBit
+	if h == q.tailCache {
+		if t&closedBit != 0 {
+			return zero, stDrained
+		}
+		return zero, stEmpty
+	}
+	i := h & q.mask
+	v := q.buf[i]
+	if q.clearSlots {
+		q.buf[i] = zero
+	}
+	storeRel(&q.head, h+1) // release, as in pop
+	q.bells.notFull.published(1, h+1)
+	return v, stOK
 }
 
 func (q *spscCore) indices() (tail, head uint64) { return q.tail.Load(), q.head.Load() }
 
 // TryPush adds v if there is room and the ring is open.
-func (q *SPSC[T]) TryPush(v T) bool {
-	if q.push(v) != stOK {
-		return false
-	}
-	q.pushed()
-	return true
-}
+func (q *SPSC[T]) TryPush(v T) bool { return q.push(v) == stOK }
 
 // TryPop removes the oldest item if there is one.
 func (q *SPSC[T]) TryPop() (T, bool) {
 	v, st := q.pop()
-	if st != stOK {
-		return v, false
-	}
-	q.popped()
-	return v, true
+	return v, st == stOK
 }
 
 // TrySend adds v if there is room and the ring is open, and otherwise
 // says which: ErrFull or ErrClosed.
 func (q *SPSC[T]) TrySend(v T) error {
-	if st := q.push(v); st != stOK {
-		return pushErr(st)
-	}
-	q.pushed()
-	return nil
+	return statusErr[q.push(v)&7]
 }
 
 // TryRecv removes the oldest item if there is one, and otherwise says
 // why not: ErrEmpty, or ErrClosed once the ring is closed and drained.
 func (q *SPSC[T]) TryRecv() (T, error) {
 	v, st := q.pop()
-	if st != stOK {
-		return v, popErr(st)
-	}
-	q.popped()
-	return v, nil
+	return v, statusErr[st&7]
 }
 
 // Push adds v, spinning and then parking while the ring is full.
 func (q *SPSC[T]) Push(ctx context.Context, v T) error {
 	if q.push(v) == stOK {
-		q.pushed()
 		return nil
 	}
 	return pushSlow[T](q, &q.bells, ctx, v)
@@ -190,7 +198,6 @@ func (q *SPSC[T]) Push(ctx context.Context, v T) error {
 // is empty; after Close it drains, then returns ErrClosed.
 func (q *SPSC[T]) Pop(ctx context.Context) (T, error) {
 	if v, st := q.pop(); st == stOK {
-		q.popped()
 		return v, nil
 	}
 	return popSlow[T](q, &q.bells, ctx)
@@ -272,9 +279,11 @@ func (q *SPSC[T]) popBatch(dst []T) int {
 	}
 	i := h & q.mask
 	k := copy(dst[:n], q.buf[i:])
-	clear(q.buf[i : i+uint64(k)])
 	copy(dst[k:n], q.buf)
-	clear(q.buf[:n-uint64(k)])
+	if q.clearSlots {
+		clear(q.buf[i : i+uint64(k)])
+		clear(q.buf[:n-uint64(k)])
+	}
 	storeRel(&q.head, h+n)
 	return int(n)
 }
@@ -311,10 +320,10 @@ func (q *SPSC[T]) Consumer() SPSCConsumer[T] { return SPSCConsumer[T]{q} }
 type SPSCProducer[T any] struct{ q *SPSC[T] }
 
 // TryPush adds v if there is room and the ring is open.
-func (p SPSCProducer[T]) TryPush(v T) bool { return p.q.TryPush(v) }
+func (p SPSCProducer[T]) TryPush(v T) bool { return p.q.push(v) == stOK }
 
 // TrySend adds v, or says why not: ErrFull or ErrClosed.
-func (p SPSCProducer[T]) TrySend(v T) error { return p.q.TrySend(v) }
+func (p SPSCProducer[T]) TrySend(v T) error { return statusErr[p.q.push(v)&7] }
 
 // Push adds v, waiting while the ring is full.
 func (p SPSCProducer[T]) Push(ctx context.Context, v T) error { return p.q.Push(ctx, v) }
@@ -336,11 +345,17 @@ func (p SPSCProducer[T]) Cap() int { return p.q.Cap() }
 type SPSCConsumer[T any] struct{ q *SPSC[T] }
 
 // TryPop removes the oldest item if there is one.
-func (c SPSCConsumer[T]) TryPop() (T, bool) { return c.q.TryPop() }
+func (c SPSCConsumer[T]) TryPop() (T, bool) {
+	v, st := c.q.pop()
+	return v, st == stOK
+}
 
 // TryRecv removes the oldest item, or says why not: ErrEmpty, or
 // ErrClosed once the ring is closed and drained.
-func (c SPSCConsumer[T]) TryRecv() (T, error) { return c.q.TryRecv() }
+func (c SPSCConsumer[T]) TryRecv() (T, error) {
+	v, st := c.q.pop()
+	return v, statusErr[st&7]
+}
 
 // Pop removes the oldest item, waiting while the ring is empty; after
 // Close it drains, then returns ErrClosed.

@@ -27,74 +27,71 @@ func NewWords(capacity int, opts ...Option) *Words {
 	return q
 }
 
-// push and pop make Words a ringCore for the shared blocking loops, on
-// the assembly paths.
-func (q *Words) push(v uint64) status { return wordsCheck(wordPush(&q.r, v)) }
+// push and pop are the assembly attempts, ringing the other side on
+// success; they make Words a ringCore for the shared blocking loops.
+func (q *Words) push(v uint64) status {
+	st := status(wordPush(&q.r, v))
+	if st != stOK {
+		return wordsCheck(st)
+	}
+	if b := &q.r.bells.notEmpty; b.relaxed() {
+		b.Notify(1)
+	} else {
+		b.fencedPublish(1, q.r.tail.Load())
+	}
+	return stOK
+}
 
 func (q *Words) pop() (uint64, status) {
 	v, st := wordPop(&q.r)
-	return v, wordsCheck(st)
+	if status(st) != stOK {
+		return 0, wordsCheck(status(st))
+	}
+	if b := &q.r.bells.notFull; b.relaxed() {
+		b.Notify(1)
+	} else {
+		b.fencedPublish(1, q.r.head.Load())
+	}
+	return v, stOK
 }
 
-func (q *Words) pushed()                      { q.r.pushed() }
-func (q *Words) popped()                      { q.r.popped() }
 func (q *Words) indices() (tail, head uint64) { return q.r.indices() }
 
-// wordsCheck passes a status through, panicking on the one the assembly
-// returns for a Words no constructor made (its slot pointer is nil).
-func wordsCheck(st uint8) status {
-	if status(st) == stZero {
+// wordsCheck passes a failed attempt's status through, panicking on the
+// one the assembly returns for a Words no constructor made (its slot
+// pointer is nil).
+func wordsCheck(st status) status {
+	if st == stZero {
 		panicZero("Words", "NewWords")
 	}
-	return status(st)
+	return st
 }
 
 // TryPush adds v if there is room and the ring is open.
-func (q *Words) TryPush(v uint64) bool {
-	if st := wordPush(&q.r, v); st != uint8(stOK) {
-		wordsCheck(st)
-		return false
-	}
-	q.r.pushed()
-	return true
-}
+func (q *Words) TryPush(v uint64) bool { return q.push(v) == stOK }
 
 // TryPop removes the oldest item if there is one.
 func (q *Words) TryPop() (uint64, bool) {
-	v, st := wordPop(&q.r)
-	if st != uint8(stOK) {
-		wordsCheck(st)
-		return 0, false
-	}
-	q.r.popped()
-	return v, true
+	v, st := q.pop()
+	return v, st == stOK
 }
 
 // TrySend adds v if there is room and the ring is open, and otherwise
 // says which: ErrFull or ErrClosed.
 func (q *Words) TrySend(v uint64) error {
-	if st := wordPush(&q.r, v); st != uint8(stOK) {
-		return pushErr(wordsCheck(st))
-	}
-	q.r.pushed()
-	return nil
+	return statusErr[q.push(v)&7]
 }
 
 // TryRecv removes the oldest item if there is one, and otherwise says
 // why not: ErrEmpty, or ErrClosed once the ring is closed and drained.
 func (q *Words) TryRecv() (uint64, error) {
-	v, st := wordPop(&q.r)
-	if st != uint8(stOK) {
-		return 0, popErr(wordsCheck(st))
-	}
-	q.r.popped()
-	return v, nil
+	v, st := q.pop()
+	return v, statusErr[st&7]
 }
 
 // Push adds v, spinning and then parking while the ring is full.
 func (q *Words) Push(ctx context.Context, v uint64) error {
-	if wordPush(&q.r, v) == uint8(stOK) {
-		q.r.pushed()
+	if q.push(v) == stOK {
 		return nil
 	}
 	return pushSlow[uint64](q, &q.r.bells, ctx, v)
@@ -103,8 +100,7 @@ func (q *Words) Push(ctx context.Context, v uint64) error {
 // Pop removes the oldest item, spinning and then parking while the ring
 // is empty; after Close it drains, then returns ErrClosed.
 func (q *Words) Pop(ctx context.Context) (uint64, error) {
-	if v, st := wordPop(&q.r); st == uint8(stOK) {
-		q.r.popped()
+	if v, st := q.pop(); st == stOK {
 		return v, nil
 	}
 	return popSlow[uint64](q, &q.r.bells, ctx)
@@ -163,10 +159,10 @@ func (q *Words) Consumer() WordsConsumer { return WordsConsumer{q} }
 type WordsProducer struct{ q *Words }
 
 // TryPush adds v if there is room and the ring is open.
-func (p WordsProducer) TryPush(v uint64) bool { return p.q.TryPush(v) }
+func (p WordsProducer) TryPush(v uint64) bool { return p.q.push(v) == stOK }
 
 // TrySend adds v, or says why not: ErrFull or ErrClosed.
-func (p WordsProducer) TrySend(v uint64) error { return p.q.TrySend(v) }
+func (p WordsProducer) TrySend(v uint64) error { return statusErr[p.q.push(v)&7] }
 
 // Push adds v, waiting while the ring is full.
 func (p WordsProducer) Push(ctx context.Context, v uint64) error { return p.q.Push(ctx, v) }
@@ -188,11 +184,17 @@ func (p WordsProducer) Cap() int { return p.q.Cap() }
 type WordsConsumer struct{ q *Words }
 
 // TryPop removes the oldest item if there is one.
-func (c WordsConsumer) TryPop() (uint64, bool) { return c.q.TryPop() }
+func (c WordsConsumer) TryPop() (uint64, bool) {
+	v, st := c.q.pop()
+	return v, st == stOK
+}
 
 // TryRecv removes the oldest item, or says why not: ErrEmpty, or
 // ErrClosed once the ring is closed and drained.
-func (c WordsConsumer) TryRecv() (uint64, error) { return c.q.TryRecv() }
+func (c WordsConsumer) TryRecv() (uint64, error) {
+	v, st := c.q.pop()
+	return v, statusErr[st&7]
+}
 
 // Pop removes the oldest item, waiting while the ring is empty; after
 // Close it drains, then returns ErrClosed.
