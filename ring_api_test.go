@@ -413,13 +413,13 @@ func TestRingParkRace(t *testing.T) {
 // types that can keep memory alive.
 func TestHoldsPointers(t *testing.T) {
 	type plain struct {
-		a int32
-		b [3]float64
-		c struct{ d uint8 }
+		_ int32
+		_ [3]float64
+		_ struct{ _ uint8 }
 	}
 	type withString struct {
-		a int
-		s string
+		_ int
+		_ string
 	}
 	for _, c := range []struct {
 		t    reflect.Type

@@ -63,17 +63,18 @@ func NewSPSC[T any](capacity int, opts ...Option) *SPSC[T] {
 	return q
 }
 
-// push is the producer's attempt, its common case small enough to be
-// inlined. The slot is free (head has passed it), so nobody reads it until
-// the release store of tail publishes it; the consumer's acquire load of
-// tail then sees the slot's contents.
+// push is the producer's attempt. The slot is free (head has passed it),
+// so nobody reads it until the release store of tail publishes it; the
+// consumer's acquire load of tail then sees the slot's contents.
 func (q *SPSC[T]) push(v T) status {
 	t := q.tail.Load() // our own store: no other writer
 	i := t & q.mask
 	// One compare covers a stale cached head and the closed bit (which
 	// makes t-headCache huge); the other fails only on a zero ring.
 	if t-q.headCache > q.mask || i >= uint64(len(q.buf)) {
-		return q.pushMiss(v, t)
+		if st := q.pushMiss(t); st != stOK {
+			return st
+		}
 	}
 	q.buf[i] = v
 	// Release: pairs with the consumer's acquire load of tail in pop.
@@ -88,9 +89,9 @@ func (q *SPSC[T]) push(v T) status {
 	return stOK
 }
 
-// pushMiss is push when the cached head says full, the ring is closed, or
-// the ring was never made.
-func (q *SPSC[T]) pushMiss(v T, t uint64) status {
+// pushMiss tells why push's fast check failed: the ring is closed, was
+// never made, is full, or only the cached head was stale (stOK).
+func (q *SPSC[T]) pushMiss(t uint64) status {
 	if t&closedBit != 0 {
 		return stClosed
 	}
@@ -99,24 +100,23 @@ func (q *SPSC[T]) pushMiss(v T, t uint64) status {
 	}
 	// Acquire: pairs with the consumer's release store of head, so the
 	// slot it freed has been read before we overwrite it.
-	q.headCache = q.head.Load()
-	if t-q.headCache > q.mask {
+	if q.headCache = q.head.Load(); t-q.headCache > q.mask {
 		return stFull
 	}
-	q.buf[t&q.mask] = v
-	storeRel(&q.tail, t+1) // release, as in push
-	q.bells.notEmpty.published(1, t+1)
 	return stOK
 }
 
-// pop is the consumer's attempt, its common case small enough to be
-// inlined. The slot is read (and cleared, if T holds pointers) before the
-// release store of head hands it back to the producer.
+// pop is the consumer's attempt. The slot is read (and cleared, if T
+// holds pointers) before the release store of head hands it back to the
+// producer.
 func (q *SPSC[T]) pop() (T, status) {
 	h := q.head.Load() // our own store
 	i := h & q.mask
 	if h == q.tailCache || i >= uint64(len(q.buf)) {
-		return q.popMiss(h)
+		if st := q.popMiss(h); st != stOK {
+			var zero T
+			return zero, st
+		}
 	}
 	v := q.buf[i]
 	if q.clearSlots {
@@ -135,31 +135,22 @@ func (q *SPSC[T]) pop() (T, status) {
 	return v, stOK
 }
 
-// popMiss is pop when the cached tail says empty or the ring was never
-// made.
-func (q *SPSC[T]) popMiss(h uint64) (T, status) {
-	var zero T
+// popMiss tells why pop's fast check failed: the ring is empty, drained,
+// was never made, or only the cached tail was stale (stOK).
+func (q *SPSC[T]) popMiss(h uint64) status {
 	if len(q.buf) == 0 {
 		panicZero("SPSC", "NewSPSC")
 	}
 	// Acquire: pairs with the producer's release store of tail (and of
 	// the closed bit), so the slots below it are filled.
 	t := q.tail.Load()
-	q.tailCache = t &^ closedBit
-	if h == q.tailCache {
-		if t&closedBit != 0 {
-			return zero, stDrained
-		}
-		return zero, stEmpty
+	if q.tailCache = t &^ closedBit; h != q.tailCache {
+		return stOK
 	}
-	i := h & q.mask
-	v := q.buf[i]
-	if q.clearSlots {
-		q.buf[i] = zero
+	if t&closedBit != 0 {
+		return stDrained
 	}
-	storeRel(&q.head, h+1) // release, as in pop
-	q.bells.notFull.published(1, h+1)
-	return v, stOK
+	return stEmpty
 }
 
 func (q *spscCore) indices() (tail, head uint64) { return q.tail.Load(), q.head.Load() }

@@ -16,6 +16,8 @@ import (
 // knit, so the rows beside it are read against the floor of the design
 // itself. Items are the low bits of their position, so the consumer checks
 // order without state.
+//
+//lint:file-ignore U1000 the index fields are read and written by the assembly, at go_asm.h's offsets
 type limitRing struct {
 	_         [knit.CacheLineSize]byte
 	tail      uint64 // producer's
@@ -58,7 +60,7 @@ func limitPop32(r *limitRing, n, spins uint64) (got, bad uint64)
 //go:noescape
 func limitPop64(r *limitRing, n, spins uint64) (got, bad uint64)
 
-// limitPing* does up to n round trips (push to req, pop the answer from
+// limitPing32 does up to n round trips (push to req, pop the answer from
 // rep), resuming one whose request is already out when pending is 1; it
 // returns the trips completed, whether a request is still out, and how
 // many answers were not the request's position plus one.
@@ -66,14 +68,8 @@ func limitPop64(r *limitRing, n, spins uint64) (got, bad uint64)
 //go:noescape
 func limitPing32(req, rep *limitRing, n, spins, pending uint64) (trips, stillPending, bad uint64)
 
-//go:noescape
-func limitPing64(req, rep *limitRing, n, spins, pending uint64) (trips, stillPending, bad uint64)
-
-// limitPong* answers requests (the position plus one) until spins polls
+// limitPong32 answers requests (the position plus one) until spins polls
 // find none, and returns how many it answered.
 //
 //go:noescape
 func limitPong32(req, rep *limitRing, spins uint64) uint64
-
-//go:noescape
-func limitPong64(req, rep *limitRing, spins uint64) uint64

@@ -74,10 +74,10 @@ func rigtorpRows(cfg harness.Config) []harness.Row {
 		)
 	}
 	rows = append(rows,
-		row(g4, "knit SPSC[int32]", func() harness.Bench { return startRigSPSC32(c) }),
+		row(g4, "knit SPSC[int32]", func() harness.Bench { return startRigSPSC[int32](c, "knit SPSC[int32]") }),
 		row(g4, "Go channel (chan int32)", func() harness.Bench { return startRigChan(c) }),
 		row(g8, "knit Words", func() harness.Bench { return startRigWords(c) }),
-		row(g8, "knit SPSC[uint64]", func() harness.Bench { return startRigSPSC64(c) }),
+		row(g8, "knit SPSC[uint64]", func() harness.Bench { return startRigSPSC[uint64](c, "knit SPSC[uint64]") }),
 		row(rt, rigLimit, func() harness.Bench { return startPinnedPingPong() }),
 	)
 	if haveLimitRing {
@@ -190,21 +190,21 @@ func (s *limitStream) Run(n int) error {
 	return nil
 }
 
-// The knit rows are written out per type rather than through a type
-// parameter or an interface, so that each loop calls the ring's methods
-// directly, as a user's code would.
-
-type rigSPSC32 struct {
+// rigSPSC is the knit SPSC rows, for 4- and 8-byte items. The loops call
+// the ends' methods directly (a type parameter over the element type
+// leaves them static calls); Words, a different type, has its own loops.
+type rigSPSC[T int32 | uint64] struct {
 	rigStream
-	q *knit.SPSC[int32]
+	q    *knit.SPSC[T]
+	name string
 }
 
-func startRigSPSC32(capacity int) *rigSPSC32 {
-	s := &rigSPSC32{q: knit.NewSPSC[int32](capacity)}
+func startRigSPSC[T int32 | uint64](capacity int, name string) *rigSPSC[T] {
+	s := &rigSPSC[T]{q: knit.NewSPSC[T](capacity), name: name}
 	p := s.q.Producer()
 	s.start(func() {
 		tries := 0
-		for v := int32(0); ; v++ {
+		for v := T(0); ; v++ {
 			for !p.TryPush(v) {
 				if s.spin(&tries) {
 					return
@@ -218,7 +218,7 @@ func startRigSPSC32(capacity int) *rigSPSC32 {
 	return s
 }
 
-func (s *rigSPSC32) Run(n int) error {
+func (s *rigSPSC[T]) Run(n int) error {
 	release := pinCPU(0)
 	defer release()
 	c := s.q.Consumer()
@@ -229,49 +229,7 @@ func (s *rigSPSC32) Run(n int) error {
 			s.spin(&tries)
 			v, ok = c.TryPop()
 		}
-		if err := s.check("knit SPSC[int32]", uint64(uint32(v))); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-type rigSPSC64 struct {
-	rigStream
-	q *knit.SPSC[uint64]
-}
-
-func startRigSPSC64(capacity int) *rigSPSC64 {
-	s := &rigSPSC64{q: knit.NewSPSC[uint64](capacity)}
-	p := s.q.Producer()
-	s.start(func() {
-		tries := 0
-		for v := uint64(0); ; v++ {
-			for !p.TryPush(v) {
-				if s.spin(&tries) {
-					return
-				}
-			}
-			if v&(rigChunk-1) == 0 && s.stop.Load() {
-				return
-			}
-		}
-	})
-	return s
-}
-
-func (s *rigSPSC64) Run(n int) error {
-	release := pinCPU(0)
-	defer release()
-	c := s.q.Consumer()
-	tries := 0
-	for range n {
-		v, ok := c.TryPop()
-		for !ok {
-			s.spin(&tries)
-			v, ok = c.TryPop()
-		}
-		if err := s.check("knit SPSC[uint64]", v); err != nil {
+		if err := s.check(s.name, uint64(v)); err != nil {
 			return err
 		}
 	}
