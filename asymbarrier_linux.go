@@ -56,8 +56,12 @@ func asymBarrierReady() bool { return asymReady.Load() }
 // relaxed, which needs asymBarrierReady, and the registered command does
 // not fail after it has once succeeded; if it ever did, no ordering could
 // be promised, so it panics rather than risk a lost wakeup.
+//
+// It is a raw syscall: the barrier never blocks (it waits a few
+// microseconds for the other CPUs' acknowledgements), so the goroutine
+// keeps its P rather than paying the scheduler's syscall hand-off.
 func asymBarrier() {
-	if _, _, errno := unix.Syscall(unix.SYS_MEMBARRIER, membarrierPrivateExpedited, 0, 0); errno != 0 {
+	if _, _, errno := unix.RawSyscall(unix.SYS_MEMBARRIER, membarrierPrivateExpedited, 0, 0); errno != 0 {
 		panic("knit: membarrier(MEMBARRIER_CMD_PRIVATE_EXPEDITED) failed after registration: " + errno.Error())
 	}
 }

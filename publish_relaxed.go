@@ -18,6 +18,14 @@ const relaxedPublish = true
 //go:noescape
 func storeRel(p *atomic.Uint64, v uint64)
 
+// publishRelaxed is publish's path for a bell that was relaxed when the
+// publisher looked: the release store (MOVQ), the mode again, and a LOCK
+// OR on the stack if the bell has left relaxed meanwhile, so that the
+// caller's load of the waiter count comes after the store is visible.
+//
+//go:noescape
+func publishRelaxed(p *atomic.Uint64, v uint64, mode *atomic.Uint32)
+
 // storeLoadFence orders every earlier store before every later load
 // (LOCK OR on the stack, which Linux's smp_mb uses as cheaper than MFENCE).
 func storeLoadFence()

@@ -15,6 +15,8 @@ const relaxedPublish = false
 // instruction behind a call.
 func storeRel(p *atomic.Uint64, v uint64) { p.Store(v) }
 
+func publishRelaxed(p *atomic.Uint64, v uint64, _ *atomic.Uint32) { p.Store(v) }
+
 func storeLoadFence() {}
 
 func startAsymBarrier() {}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"math"
 	"reflect"
 	"runtime"
 	"sync/atomic"
@@ -208,12 +207,17 @@ var statusErr = [8]error{
 //	modeSwitching  a waiter is taking the bell from relaxed to fenced
 //	modeRelaxed    publishers do not fence
 //
-// A publisher: P2 the release store; P1 load mode; if not relaxed, fence;
-// P3 load the waiter count (Notify). A waiter: W1 Prepare (locked add);
+// A publisher (publish, then Notify): P2 the release store; P1 load mode;
+// if not relaxed, fence; P3 load the waiter count. (publish looks at the
+// mode before the store too, and uses XCHG, store and fence at once, when
+// the bell is not relaxed; the argument below is about the store that
+// looked and saw relaxed.) A waiter: W1 Prepare (locked add);
 // then until it sees modeFenced: if relaxed, CAS it to switching (S1), run
 // an asymmetric barrier B (membarrier(2), which makes every running thread
 // of the process execute a full barrier and returns after they have), and
 // store modeFenced (S2); if switching, wait for S2. Then W4 the re-check.
+// (A waiter may re-check once between W1 and its look at the mode: if
+// that finds its item it need not sleep, and the barrier is saved.)
 // Some publisher's bell reset (modeFenced to modeRelaxed by CAS, R) may
 // happen at any time. Take a publisher whose P1 read:
 //
@@ -249,7 +253,7 @@ const (
 // on the 2-vCPU VM; 0.5 µs when they are idle); a fence costs a line
 // transfer per publish (about 0.1 µs there). 1024 publishes keep the
 // barrier under 10 ns per item in the worst alternation.
-const relaxAfter = 256
+const relaxAfter = 4096
 
 // bellRelaxes and bellSwitches count the mode changes, for the tests and
 // benchmarks; each is written beside a CAS or a membarrier.
@@ -263,62 +267,76 @@ type bell struct {
 	lastPark atomic.Uint64 // the index a waiter re-checked when it last parked: a hint for going relaxed
 }
 
-// After a publication by storeRel a publisher rings the bell with
-//
-//	if b.relaxed() {
-//		b.Notify(n)
-//	} else {
-//		b.fencedPublish(n, pos)
-//	}
-//
-// where pos, its position after the publication, is only a hint for
-// going relaxed again and is computed only on the fenced branch.
-
-// relaxed reports that a publisher may ring b without a fence: always in
-// a build whose storeRel no load passes, else in modeRelaxed. The load of
-// the mode comes after the publication and before Notify's load of the
-// waiter count; TSO keeps the two loads in order.
-func (b *bell) relaxed() bool { return !relaxedPublish || b.mode.Load() == modeRelaxed }
-
-// published is the pattern above, for callers that have pos at hand.
-func (b *bell) published(n int, pos uint64) {
-	if b.relaxed() {
-		b.Notify(n)
-	} else {
-		b.fencedPublish(n, pos)
+// publish stores v at p for the waiters of the bell whose mode is mode,
+// which the caller then rings (Notify): with a release store and no fence
+// while the bell is relaxed, with sync/atomic's Store (XCHG on amd64,
+// which is the store and the fence in one instruction, measured cheaper
+// than a MOV and a separate locked instruction) while it is not.
+func publish(p *atomic.Uint64, v uint64, mode *atomic.Uint32) {
+	if relaxedPublish && mode.Load() == modeRelaxed {
+		publishRelaxed(p, v, mode)
+		return
 	}
+	p.Store(v)
 }
 
-// fencedPublish is published for a bell that is not relaxed.
-func (b *bell) fencedPublish(n int, pos uint64) {
-	storeLoadFence()
-	if int64(pos-b.lastPark.Load()) > relaxAfter && b.mode.Load() == modeFenced && asymBarrierReady() &&
+// A publisher publishes with publish(p, v, &b.mode) and then rings the
+// bell:
+//
+//	publish(&index, pos, &b.mode)
+//	b.Notify(n)
+//	if relaxDue(pos-n, pos) {
+//		b.maybeRelax(pos)
+//	}
+
+// relaxCheck is how often, in positions, publishers look whether a fenced
+// bell may go relaxed: rarely enough that the look costs nothing per item.
+const relaxCheck = 64
+
+// relaxDue reports whether publishing positions (from, to] crossed a
+// multiple of relaxCheck.
+func relaxDue(from, to uint64) bool { return relaxedPublish && from/relaxCheck != to/relaxCheck }
+
+// maybeRelax takes a fenced bell to relaxed once relaxAfter positions have
+// gone by since a waiter last parked, and the asymmetric barrier that
+// taking it back needs is available.
+func (b *bell) maybeRelax(pos uint64) {
+	if b.mode.Load() == modeFenced && int64(pos-b.lastPark.Load()) > relaxAfter && asymBarrierReady() &&
 		b.mode.CompareAndSwap(modeFenced, modeRelaxed) {
 		bellRelaxes.Add(1)
 	}
-	b.Notify(n)
 }
 
-// prepare registers a waiter that parks at index pos, the index its
-// re-check will read; the caller re-checks next. It returns only once
-// every publisher fences, or has a publish visible, before it reads the
-// waiter count (see above).
-func (b *bell) prepare(pos uint64) Ticket {
-	t := b.Prepare()
-	if relaxedPublish {
-		b.lastPark.Store(pos)
-		for m := b.mode.Load(); m != modeFenced; m = b.mode.Load() {
-			if m == modeRelaxed && b.mode.CompareAndSwap(modeRelaxed, modeSwitching) {
-				asymBarrier()
-				b.mode.Store(modeFenced)
-				bellSwitches.Add(1)
-				break
-			}
-			// Another waiter is switching: its barrier takes microseconds.
-			runtime.Gosched()
-		}
+// prepare registers a waiter (W1) that parks at index pos, the index its
+// re-check will read, and reports whether the bell was fenced just after
+// (every publisher now fences, or has its publish visible, before it
+// reads the waiter count). The caller re-checks next; a re-check that
+// finds its item is good whatever the mode, but one that finds nothing on
+// a bell that was not fenced proves nothing: the caller must then call
+// fence and re-check again before it sleeps. Re-checking first saves the
+// barrier whenever the item is already there.
+func (b *bell) prepare(pos uint64) (t Ticket, fenced bool) {
+	t = b.Prepare()
+	if !relaxedPublish {
+		return t, true
 	}
-	return t
+	b.lastPark.Store(pos)
+	return t, b.mode.Load() == modeFenced
+}
+
+// fence takes b to modeFenced, running the asymmetric barrier if it was
+// relaxed, and returns once it is fenced.
+func (b *bell) fence() {
+	for m := b.mode.Load(); m != modeFenced; m = b.mode.Load() {
+		if m == modeRelaxed && b.mode.CompareAndSwap(modeRelaxed, modeSwitching) {
+			asymBarrier()
+			b.mode.Store(modeFenced)
+			bellSwitches.Add(1)
+			return
+		}
+		// Another waiter is switching: its barrier takes microseconds.
+		runtime.Gosched()
+	}
 }
 
 // doorbells are a ring's two bells, each on its own cache lines so that a
@@ -358,8 +376,13 @@ func pushSlow[T any](r ringCore[T], b *doorbells, ctx context.Context, v T) erro
 			return err
 		}
 		_, head := r.indices()
-		t := b.notFull.prepare(head)
-		switch r.push(v) {
+		t, fenced := b.notFull.prepare(head)
+		st := r.push(v)
+		if st == stFull && !fenced {
+			b.notFull.fence()
+			st = r.push(v)
+		}
+		switch st {
 		case stOK:
 			b.notFull.Cancel(t)
 			return nil
@@ -388,8 +411,12 @@ func popSlow[T any](r ringCore[T], b *doorbells, ctx context.Context) (T, error)
 			return zero, err
 		}
 		tail, _ := r.indices()
-		t := b.notEmpty.prepare(tail &^ closedBit)
+		t, fenced := b.notEmpty.prepare(tail &^ closedBit)
 		v, st = r.pop()
+		if st == stEmpty && !fenced {
+			b.notEmpty.fence()
+			v, st = r.pop()
+		}
 		switch st {
 		case stOK:
 			b.notEmpty.Cancel(t)
@@ -404,12 +431,12 @@ func popSlow[T any](r ringCore[T], b *doorbells, ctx context.Context) (T, error)
 	}
 }
 
-// closed wakes everyone after the closed bit was published at position
-// pos: producers to return ErrClosed, consumers to drain and then return
-// ErrClosed.
-func (b *doorbells) closed(pos uint64) {
-	b.notEmpty.published(math.MaxInt32, pos)
-	b.notFull.published(math.MaxInt32, pos)
+// closed wakes everyone once the closed bit is published, by a locked
+// instruction or by storeRel and storeLoadFence: producers to return
+// ErrClosed, consumers to drain and then return ErrClosed.
+func (b *doorbells) closed() {
+	b.notEmpty.NotifyAll()
+	b.notFull.NotifyAll()
 }
 
 // ringLen turns the two indices into a length; the loads are not one

@@ -2,7 +2,6 @@ package knit
 
 import (
 	"context"
-	"math"
 	"reflect"
 	"sync/atomic"
 )
@@ -142,7 +141,7 @@ func (r *seqRing[T]) pushMulti(v T) status {
 				s.val = v
 				// Release: pairs with the consumers' acquire load of
 				// seq; the item is written before it on both arches.
-				storeRel(&s.seq, r.lap(pos)+1)
+				publish(&s.seq, r.lap(pos)+1, &r.bells.notEmpty.mode)
 				return stOK
 			}
 			if seqBackoff {
@@ -176,7 +175,7 @@ func (r *seqRing[T]) pushSingle(v T) status {
 	// Release: tail is read by Len and, once closed, by consumers telling
 	// drained from empty; it follows the sequence, so a consumer that
 	// sees the final tail sees every item below it.
-	storeRel(&r.tail, pos+1)
+	publish(&r.tail, pos+1, &r.bells.notEmpty.mode)
 	return stOK
 }
 
@@ -199,7 +198,7 @@ func (r *seqRing[T]) popMulti() (T, status) {
 				// seq; the item is read before the slot reads as free
 				// (no load passes a later store on amd64 or an STLR on
 				// arm64).
-				storeRel(&s.seq, r.lap(pos)+2*(r.mask+1))
+				publish(&s.seq, r.lap(pos)+2*(r.mask+1), &r.bells.notFull.mode)
 				return v, stOK
 			}
 			if seqBackoff {
@@ -225,8 +224,8 @@ func (r *seqRing[T]) popSingle() (T, status) {
 	if r.clearSlots {
 		s.val = zero
 	}
-	storeRel(&s.seq, r.lap(pos)+2*(r.mask+1)) // release, as in popMulti
-	storeRel(&r.head, pos+1)                  // for Len only
+	storeRel(&s.seq, r.lap(pos)+2*(r.mask+1))      // release, as in popMulti
+	publish(&r.head, pos+1, &r.bells.notFull.mode) // for Len; fences after both
 	return v, stOK
 }
 
@@ -275,10 +274,14 @@ func (r *seqRing[T]) pushBatch(vs []T) int {
 		for i := range n {
 			s := r.slot(pos + i)
 			s.val = vs[i]
-			storeRel(&s.seq, r.lap(pos+i)+1)
+			if i < n-1 || r.singleProducer {
+				storeRel(&s.seq, r.lap(pos+i)+1)
+			} else {
+				publish(&s.seq, r.lap(pos+i)+1, &r.bells.notEmpty.mode)
+			}
 		}
 		if r.singleProducer {
-			storeRel(&r.tail, pos+n)
+			publish(&r.tail, pos+n, &r.bells.notEmpty.mode)
 		}
 		return int(n)
 	}
@@ -315,39 +318,45 @@ func (r *seqRing[T]) popBatch(dst []T) int {
 			if r.clearSlots {
 				s.val = zero
 			}
-			storeRel(&s.seq, r.lap(pos+i)+2*(r.mask+1))
+			if i < n-1 || r.singleConsumer {
+				storeRel(&s.seq, r.lap(pos+i)+2*(r.mask+1))
+			} else {
+				publish(&s.seq, r.lap(pos+i)+2*(r.mask+1), &r.bells.notFull.mode)
+			}
 		}
 		if r.singleConsumer {
-			storeRel(&r.head, pos+n)
+			publish(&r.head, pos+n, &r.bells.notFull.mode)
 		}
 		return int(n)
 	}
 }
 
-// pushed rings notEmpty after n items were published. A producer claims
-// its position before Close and may publish after it; consumers that
-// already saw "closed, but an item is still in flight" sleep waiting for
-// exactly that publish, and any of them may be the one that must then
-// report drained. So a publish on a closed ring wakes them all; on an
-// open ring one per item, and the Close itself rang everyone once.
+// pushedN rings notEmpty after n items were published (by publish, so
+// the bell's fence, if any, is done). A producer claims its position
+// before Close and may publish after it; consumers that already saw
+// "closed, but an item is still in flight" sleep waiting for exactly that
+// publish, and any of them may be the one that must then report drained.
+// So a publish on a closed ring wakes them all; on an open ring one per
+// item, and the Close itself rang everyone once.
 func (r *seqRing[T]) pushedN(n int) {
 	t := r.tail.Load()
+	b := &r.bells.notEmpty
 	if t&closedBit != 0 {
-		n = math.MaxInt32
+		b.NotifyAll()
+		return
 	}
-	if b := &r.bells.notEmpty; b.relaxed() {
-		b.Notify(n)
-	} else {
-		b.fencedPublish(n, t&^closedBit)
+	b.Notify(n)
+	if relaxDue(t-uint64(n), t) {
+		b.maybeRelax(t)
 	}
 }
 
 // poppedN rings notFull after n slots were freed.
 func (r *seqRing[T]) poppedN(n int) {
-	if b := &r.bells.notFull; b.relaxed() {
-		b.Notify(n)
-	} else {
-		b.fencedPublish(n, r.head.Load())
+	b := &r.bells.notFull
+	b.Notify(n)
+	if h := r.head.Load(); relaxDue(h-uint64(n), h) {
+		b.maybeRelax(h)
 	}
 }
 
@@ -404,16 +413,17 @@ func (r *seqRing[T]) popMany(dst []T) int {
 // either precedes it (and its item is still delivered) or fails. With one
 // producer Close is the producer's, and the bit is stored like a push.
 func (r *seqRing[T]) close() {
-	var t uint64
 	if r.singleProducer {
-		if t = r.tail.Load(); t&closedBit != 0 {
+		t := r.tail.Load()
+		if t&closedBit != 0 {
 			return
 		}
 		storeRel(&r.tail, t|closedBit)
+		storeLoadFence() // the closed bit before the loads of the waiter counts
 	} else {
-		t = r.tail.Or(closedBit) &^ closedBit
+		r.tail.Or(closedBit)
 	}
-	r.bells.closed(t)
+	r.bells.closed()
 }
 
 func (r *seqRing[T]) len() int { return ringLen(r.tail.Load(), r.head.Load(), len(r.slots)) }

@@ -80,11 +80,11 @@ func (q *SPSC[T]) push(v T) status {
 	// Release: pairs with the consumer's acquire load of tail in pop.
 	// TSO keeps the slot store before it on amd64; STLR orders it on
 	// arm64.
-	storeRel(&q.tail, t+1)
-	if b := &q.bells.notEmpty; b.relaxed() {
-		b.Notify(1)
-	} else {
-		b.fencedPublish(1, t+1)
+	b := &q.bells.notEmpty
+	publish(&q.tail, t+1, &b.mode)
+	b.Notify(1)
+	if relaxDue(t, t+1) {
+		b.maybeRelax(t + 1)
 	}
 	return stOK
 }
@@ -126,11 +126,11 @@ func (q *SPSC[T]) pop() (T, status) {
 	// Release: pairs with the producer's acquire load of head in push.
 	// A load is never reordered after a later store on amd64 or past an
 	// STLR on arm64, so the slot is read before the producer may reuse it.
-	storeRel(&q.head, h+1)
-	if b := &q.bells.notFull; b.relaxed() {
-		b.Notify(1)
-	} else {
-		b.fencedPublish(1, h+1)
+	b := &q.bells.notFull
+	publish(&q.head, h+1, &b.mode)
+	b.Notify(1)
+	if relaxDue(h, h+1) {
+		b.maybeRelax(h + 1)
 	}
 	return v, stOK
 }
@@ -196,33 +196,14 @@ func (q *SPSC[T]) Pop(ctx context.Context) (T, error) {
 
 // PushBatch adds as many of vs as fit, in order, with one store of the
 // index.
-func (q *SPSC[T]) PushBatch(vs []T) int {
-	n := q.pushBatch(vs)
-	if n > 0 {
-		if b := &q.bells.notEmpty; b.relaxed() {
-			b.Notify(n)
-		} else {
-			b.fencedPublish(n, q.tail.Load())
-		}
-	}
-	return n
-}
+func (q *SPSC[T]) PushBatch(vs []T) int { return q.pushBatch(vs) }
 
 // PopBatch takes up to len(dst) of the oldest items with one store of the
 // index.
-func (q *SPSC[T]) PopBatch(dst []T) int {
-	n := q.popBatch(dst)
-	if n > 0 {
-		if b := &q.bells.notFull; b.relaxed() {
-			b.Notify(n)
-		} else {
-			b.fencedPublish(n, q.head.Load())
-		}
-	}
-	return n
-}
+func (q *SPSC[T]) PopBatch(dst []T) int { return q.popBatch(dst) }
 
-// pushBatch is push for a prefix of vs; the orderings are push's.
+// pushBatch is push for a prefix of vs, ringing the consumer; the
+// orderings are push's.
 func (q *SPSC[T]) pushBatch(vs []T) int {
 	if len(vs) == 0 {
 		return 0
@@ -246,11 +227,17 @@ func (q *SPSC[T]) pushBatch(vs []T) int {
 	i := t & q.mask
 	k := copy(q.buf[i:], vs[:n])
 	copy(q.buf, vs[k:n])
-	storeRel(&q.tail, t+n)
+	b := &q.bells.notEmpty
+	publish(&q.tail, t+n, &b.mode) // release, as in push
+	b.Notify(int(n))
+	if relaxDue(t, t+n) {
+		b.maybeRelax(t + n)
+	}
 	return int(n)
 }
 
-// popBatch is pop for up to len(dst) items; the orderings are pop's.
+// popBatch is pop for up to len(dst) items, ringing the producer; the
+// orderings are pop's.
 func (q *SPSC[T]) popBatch(dst []T) int {
 	if len(dst) == 0 {
 		return 0
@@ -275,7 +262,12 @@ func (q *SPSC[T]) popBatch(dst []T) int {
 		clear(q.buf[i : i+uint64(k)])
 		clear(q.buf[:n-uint64(k)])
 	}
-	storeRel(&q.head, h+n)
+	b := &q.bells.notFull
+	publish(&q.head, h+n, &b.mode) // release, as in pop
+	b.Notify(int(n))
+	if relaxDue(h, h+n) {
+		b.maybeRelax(h + n)
+	}
 	return int(n)
 }
 
@@ -289,7 +281,8 @@ func (q *SPSC[T]) Close() {
 		return
 	}
 	storeRel(&q.tail, t|closedBit)
-	q.bells.closed(t)
+	storeLoadFence() // the closed bit before the loads of both bells' waiter counts
+	q.bells.closed()
 }
 
 // Len is the number of items in the ring.

@@ -34,10 +34,15 @@ func (q *Words) push(v uint64) status {
 	if st != stOK {
 		return wordsCheck(st)
 	}
-	if b := &q.r.bells.notEmpty; b.relaxed() {
-		b.Notify(1)
-	} else {
-		b.fencedPublish(1, q.r.tail.Load())
+	if !wordsAsm {
+		return stOK
+	}
+	b := &q.r.bells.notEmpty
+	b.Notify(1) // the assembly did publish's fence
+	if relaxedPublish {
+		if t := q.r.tail.Load(); relaxDue(t-1, t) {
+			b.maybeRelax(t)
+		}
 	}
 	return stOK
 }
@@ -47,10 +52,15 @@ func (q *Words) pop() (uint64, status) {
 	if status(st) != stOK {
 		return 0, wordsCheck(status(st))
 	}
-	if b := &q.r.bells.notFull; b.relaxed() {
-		b.Notify(1)
-	} else {
-		b.fencedPublish(1, q.r.head.Load())
+	if !wordsAsm {
+		return v, stOK
+	}
+	b := &q.r.bells.notFull
+	b.Notify(1)
+	if relaxedPublish {
+		if h := q.r.head.Load(); relaxDue(h-1, h) {
+			b.maybeRelax(h)
+		}
 	}
 	return v, stOK
 }
@@ -110,13 +120,13 @@ func (q *Words) Pop(ctx context.Context) (uint64, error) {
 // index.
 func (q *Words) PushBatch(vs []uint64) int {
 	n := int(wordPushBatch(&q.r, vs))
-	if n > 0 {
-		if b := &q.r.bells.notEmpty; b.relaxed() {
-			b.Notify(n)
-		} else {
-			b.fencedPublish(n, q.r.tail.Load())
+	if n > 0 && wordsAsm {
+		b := &q.r.bells.notEmpty
+		b.Notify(n)
+		if t := q.r.tail.Load(); relaxDue(t-uint64(n), t) {
+			b.maybeRelax(t)
 		}
-	} else if len(vs) > 0 && q.r.buf == nil {
+	} else if n == 0 && len(vs) > 0 && q.r.buf == nil {
 		panicZero("Words", "NewWords")
 	}
 	return n
@@ -126,13 +136,13 @@ func (q *Words) PushBatch(vs []uint64) int {
 // index.
 func (q *Words) PopBatch(dst []uint64) int {
 	n := int(wordPopBatch(&q.r, dst))
-	if n > 0 {
-		if b := &q.r.bells.notFull; b.relaxed() {
-			b.Notify(n)
-		} else {
-			b.fencedPublish(n, q.r.head.Load())
+	if n > 0 && wordsAsm {
+		b := &q.r.bells.notFull
+		b.Notify(n)
+		if h := q.r.head.Load(); relaxDue(h-uint64(n), h) {
+			b.maybeRelax(h)
 		}
-	} else if len(dst) > 0 && q.r.buf == nil {
+	} else if n == 0 && len(dst) > 0 && q.r.buf == nil {
 		panicZero("Words", "NewWords")
 	}
 	return n

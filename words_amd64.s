@@ -8,6 +8,14 @@
 // at spscCore__size.
 #define Q_BUF spscCore__size
 
+// The bells' modes, as publish (publish_amd64.s) reads them: an index is
+// published with a release store while the bell the other side waits on
+// is relaxed (and fenced after if it no longer is), with XCHG while it is
+// fenced, so that Go's load of that bell's waiter count comes after the
+// store is visible (ring.go).
+#define NOTEMPTY_MODE spscCore_bells+doorbells_notEmpty+bell_mode
+#define NOTFULL_MODE spscCore_bells+doorbells_notFull+bell_mode
+
 // Ordering (x86-TSO: a plain MOV load is an acquire, a plain MOV store a
 // release; no locked instruction on these paths):
 //   - the producer stores the slot, then tail: the consumer's load of tail
@@ -17,7 +25,8 @@
 //     reordered after a later store, so the producer's load of head
 //     (wordPush, SPSC.push) that sees it free finds the slot read;
 //   - the load of the waiter count that follows in Go (Notify) may pass
-//     these stores; the doorbell's bell modes (ring.go) handle that.
+//     these stores; each publishing store is followed by publish's check
+//     of the bell's mode and, when fenced, a LOCK OR (ring.go).
 
 // func wordPush(q *SPSC[uint64], v uint64) uint8
 TEXT ·wordPush(SB), NOSPLIT, $0-17
@@ -49,8 +58,22 @@ room:
 	MOVQ  DX, (R11)(R10*8)
 	INCQ  AX
 
-	// Publish: release store of tail.
-	MOVQ AX, spscCore_tail(DI)
+	// Publish, as publish does: a release store of tail on a relaxed
+	// bell (and a fence if it left relaxed meanwhile), XCHG on a fenced
+	// one.
+	CMPL  NOTEMPTY_MODE(DI), $const_modeRelaxed
+	JNE   xpush
+	MOVQ  AX, spscCore_tail(DI)
+	CMPL  NOTEMPTY_MODE(DI), $const_modeRelaxed
+	JEQ   pushed
+	LOCK
+	ORL   $0, (SP)
+	JMP   pushed
+
+xpush:
+	XCHGQ AX, spscCore_tail(DI)
+
+pushed:
 	MOVB $const_stOK, ret+16(FP)
 	RET
 
@@ -104,8 +127,20 @@ have:
 	MOVQ R10, v+8(FP)
 	INCQ AX
 
-	// Hand the slot back: release store of head.
-	MOVQ AX, spscCore_head(DI)
+	// Hand the slot back, publishing head as wordPush publishes tail.
+	CMPL  NOTFULL_MODE(DI), $const_modeRelaxed
+	JNE   xpop
+	MOVQ  AX, spscCore_head(DI)
+	CMPL  NOTFULL_MODE(DI), $const_modeRelaxed
+	JEQ   popped
+	LOCK
+	ORL   $0, (SP)
+	JMP   popped
+
+xpop:
+	XCHGQ AX, spscCore_head(DI)
+
+popped:
 	MOVB $const_stOK, st+16(FP)
 	RET
 
@@ -157,9 +192,21 @@ copy:
 	CMPQ CX, BX
 	JCS  copy
 
-	// Publish the batch: one release store of tail.
-	ADDQ BX, AX
-	MOVQ AX, spscCore_tail(DI)
+	// Publish the batch: one store of tail, as in wordPush.
+	ADDQ  BX, AX
+	CMPL  NOTEMPTY_MODE(DI), $const_modeRelaxed
+	JNE   xpush
+	MOVQ  AX, spscCore_tail(DI)
+	CMPL  NOTEMPTY_MODE(DI), $const_modeRelaxed
+	JEQ   pushed
+	LOCK
+	ORL   $0, (SP)
+	JMP   pushed
+
+xpush:
+	XCHGQ AX, spscCore_tail(DI)
+
+pushed:
 	MOVQ BX, ret+32(FP)
 	RET
 
@@ -208,9 +255,21 @@ copy:
 	CMPQ CX, BX
 	JCS  copy
 
-	// Hand the slots back: one release store of head.
-	ADDQ BX, AX
-	MOVQ AX, spscCore_head(DI)
+	// Hand the slots back: one store of head, as in wordPop.
+	ADDQ  BX, AX
+	CMPL  NOTFULL_MODE(DI), $const_modeRelaxed
+	JNE   xpop
+	MOVQ  AX, spscCore_head(DI)
+	CMPL  NOTFULL_MODE(DI), $const_modeRelaxed
+	JEQ   popped
+	LOCK
+	ORL   $0, (SP)
+	JMP   popped
+
+xpop:
+	XCHGQ AX, spscCore_head(DI)
+
+popped:
 	MOVQ BX, ret+32(FP)
 	RET
 

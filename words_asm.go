@@ -2,6 +2,10 @@
 
 package knit
 
+// wordsAsm says that Words' push and pop run in assembly, which publishes
+// (with publish's fence) but leaves ringing the doorbell to the Go code.
+const wordsAsm = true
+
 // The Words ring's hot paths, in words_$GOARCH.s. They take the
 // SPSC[uint64] inside a Words and address it at the offsets go_asm.h gives
 // for spscCore, with the slot slice at spscCore__size (TestWordsLayout

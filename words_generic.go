@@ -4,7 +4,10 @@ package knit
 
 // The Words ring's paths in Go: SPSC[uint64]'s own, used with the purego
 // tag, on GOARCHes without words_$GOARCH.s, and under the race detector,
-// which cannot see what assembly reads and writes.
+// which cannot see what assembly reads and writes. SPSC's code rings the
+// doorbell itself, so Words' methods do not (wordsAsm).
+
+const wordsAsm = false
 
 func wordPush(q *SPSC[uint64], v uint64) uint8 {
 	if q.buf == nil {
