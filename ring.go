@@ -181,9 +181,9 @@ var statusErr = [8]error{
 // # Publication and the doorbell
 //
 // Every ring publishes (an index, a slot's sequence, the closed bit) with
-// storeRel, a release store: a plain MOV on amd64, where x86-TSO makes
-// every store a release, STLR on arm64, sync/atomic's Store elsewhere and
-// under the race detector. The matching loads are sync/atomic Loads, which
+// a release store (publish, storeRel): a plain MOV on amd64, where x86-TSO
+// makes every store a release, STLR on arm64, sync/atomic's Store
+// elsewhere and under the race detector. The matching loads are sync/atomic Loads, which
 // are acquire loads (MOV on amd64, LDAR on arm64): a reader that sees the
 // published value sees every write the publisher made before it.
 //
@@ -202,16 +202,15 @@ var statusErr = [8]error{
 // the other side is polling. So on amd64 the waiter pays instead, and
 // only when it matters: each bell has a mode.
 //
-//	modeFenced     publishers fence (LOCK OR) between the store and the
-//	               load of the waiter count; the initial mode
+//	modeFenced     publishers store with XCHG, which is a full fence,
+//	               before they load the waiter count; the initial mode
 //	modeSwitching  a waiter is taking the bell from relaxed to fenced
-//	modeRelaxed    publishers do not fence
+//	modeRelaxed    publishers store with MOV and do not fence
 //
-// A publisher (publish, then Notify): P2 the release store; P1 load mode;
-// if not relaxed, fence; P3 load the waiter count. (publish looks at the
-// mode before the store too, and uses XCHG, store and fence at once, when
-// the bell is not relaxed; the argument below is about the store that
-// looked and saw relaxed.) A waiter: W1 Prepare (locked add);
+// A publisher (publish, then Notify) looks at the mode first and, unless
+// it is relaxed, stores with XCHG: store-before-load holds outright. Else:
+// P2 the MOV; P1 load the mode again; if no longer relaxed, fence (LOCK
+// OR); P3 load the waiter count. A waiter: W1 Prepare (locked add);
 // then until it sees modeFenced: if relaxed, CAS it to switching (S1), run
 // an asymmetric barrier B (membarrier(2), which makes every running thread
 // of the process execute a full barrier and returns after they have), and
@@ -221,9 +220,9 @@ var statusErr = [8]error{
 // Some publisher's bell reset (modeFenced to modeRelaxed by CAS, R) may
 // happen at any time. Take a publisher whose P1 read:
 //
-//   - fenced or switching: P2, fence, P3 and W1, W4 are both ordered
-//     store-before-load, so P3 sees W1 or W4 sees P2 (the SC argument the
-//     Event relies on);
+//   - fenced or switching (or the XCHG path): P2, fence, P3 and W1, W4
+//     are both ordered store-before-load, so P3 sees W1 or W4 sees P2
+//     (the SC argument the Event relies on);
 //   - relaxed, written by a reset R after the fenced state W saw: W's
 //     read of fenced precedes R, which precedes P1, and TSO keeps P1
 //     before P3, so P3 sees W1;
@@ -236,9 +235,9 @@ var statusErr = [8]error{
 // from before it. Either way the publish is seen or the waiter is
 // notified. A fresh ring and every ring outside Linux on amd64 (no
 // membarrier) stay fenced; a fenced bell goes relaxed once relaxAfter
-// positions went by since a waiter last parked, so a ring that streams
-// pays no fence and a ring whose waiters park often pays the fence, which
-// costs less than the park, and not the barrier.
+// positions went by with no waiter, so a ring that streams without
+// parking pays no fence, and a ring whose waiters park often keeps
+// paying the XCHG it paid before there were modes, and no barrier.
 
 // Bell modes; see above.
 const (
@@ -248,11 +247,14 @@ const (
 )
 
 // relaxAfter is how many positions a fenced bell waits, since a waiter
-// last parked, before it goes back to relaxed. Switching back to fenced
-// costs one membarrier (about 10 µs when the other threads are running,
-// on the 2-vCPU VM; 0.5 µs when they are idle); a fence costs a line
-// transfer per publish (about 0.1 µs there). 1024 publishes keep the
-// barrier under 10 ns per item in the worst alternation.
+// last registered, before it goes relaxed. Going back to fenced costs a
+// membarrier: about 0.5 µs when the other threads are idle, 8-10 µs when
+// one is running (an IPI, on the 2-vCPU VM). Where waiters park every few
+// hundred items (blocking Push/Pop on two CPUs, MPMC under contention)
+// every threshold from 64 to 1024 measured slower than staying fenced,
+// by up to 4x for MPMC 2P2C, which ran at 20 ns an item fenced; a ring
+// driven by try loops, where nobody registers, relaxes after four laps of
+// a 1024-slot ring and stays relaxed.
 const relaxAfter = 4096
 
 // bellRelaxes and bellSwitches count the mode changes, for the tests and
