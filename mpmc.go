@@ -5,13 +5,16 @@ import "context"
 // MPMC is a bounded multi-producer multi-consumer ring (Vyukov's
 // bounded queue, with a sequence per slot): any number of goroutines push
 // and pop at once. Producers contend on one CAS per push (or per batch),
-// consumers on another, and a failed CAS backs off with the spin hint;
-// items are published with release stores.
+// consumers on another, and a failed CAS backs off with the spin hint.
+//
+// Every publish is a sync/atomic store (XCHG on amd64, STLR on arm64),
+// ordered before any load that follows it, so code may wait for the ring
+// through an Event of its own: TryPush, then Notify.
 //
 // Memory: Cap slots of T plus an 8-byte sequence each (rounded to T's
 // alignment), zero at creation (the OS supplies the pages as they are
-// first used), plus under 1 KiB of padded indices and doorbells. The zero MPMC is not a ring; create one with
-// NewMPMC.
+// first used), plus under 1 KiB of padded indices and doorbells. The zero
+// MPMC is not a ring; create one with NewMPMC.
 type MPMC[T any] struct {
 	r seqRing[T]
 }

@@ -4,13 +4,17 @@ import "context"
 
 // MPSC is a bounded multi-producer single-consumer ring: any number of
 // goroutines push, one pops. Producers claim slots by CAS on a shared
-// index and publish each item with a release store; the consumer takes
-// items with plain loads and release stores, no locked instruction.
+// index (a failed CAS backs off with the spin hint); the consumer, being
+// alone, takes items without a CAS, storing its index.
+//
+// Every publish is a sync/atomic store (XCHG on amd64, STLR on arm64),
+// ordered before any load that follows it, so code may wait for the ring
+// through an Event of its own: TryPush, then Notify.
 //
 // Memory: Cap slots of T plus an 8-byte sequence each (rounded to T's
 // alignment), zero at creation (the OS supplies the pages as they are
-// first used), plus under 1 KiB of padded indices and doorbells. The zero MPSC is not a ring; create one with
-// NewMPSC.
+// first used), plus under 1 KiB of padded indices and doorbells. The zero
+// MPSC is not a ring; create one with NewMPSC.
 type MPSC[T any] struct {
 	r seqRing[T]
 }

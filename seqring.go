@@ -331,34 +331,30 @@ func (r *seqRing[T]) popBatch(dst []T) int {
 	}
 }
 
-// pushedN rings notEmpty after n items were published (by publish, so
-// the bell's fence, if any, is done). A producer claims its position
-// before Close and may publish after it; consumers that already saw
-// "closed, but an item is still in flight" sleep waiting for exactly that
-// publish, and any of them may be the one that must then report drained.
-// So a publish on a closed ring wakes them all; on an open ring one per
-// item, and the Close itself rang everyone once.
+// pushedN rings notEmpty after n items were published. A producer claims
+// its position before Close and may publish after it; consumers that
+// already saw "closed, but an item is still in flight" sleep waiting for
+// exactly that publish, and any of them may be the one that must then
+// report drained. So a publish on a closed ring wakes them all; on an
+// open ring one per item, and the Close itself rang everyone once.
+//
+// The bells of these rings never go relaxed (no maybeRelax here), so
+// every publish is a sync/atomic Store and is ordered before any later
+// load: code that waits for a multi-sided ring through an Event of its
+// own, re-checking with TryPop after Prepare as the pool's workers do,
+// relies on that, and measured on two CPUs these rings ran fastest fenced
+// anyway (see relaxAfter).
 func (r *seqRing[T]) pushedN(n int) {
-	t := r.tail.Load()
 	b := &r.bells.notEmpty
-	if t&closedBit != 0 {
+	if r.tail.Load()&closedBit != 0 {
 		b.NotifyAll()
 		return
 	}
 	b.Notify(n)
-	if relaxDue(t-uint64(n), t) {
-		b.maybeRelax(t)
-	}
 }
 
 // poppedN rings notFull after n slots were freed.
-func (r *seqRing[T]) poppedN(n int) {
-	b := &r.bells.notFull
-	b.Notify(n)
-	if h := r.head.Load(); relaxDue(h-uint64(n), h) {
-		b.maybeRelax(h)
-	}
-}
+func (r *seqRing[T]) poppedN(n int) { r.bells.notFull.Notify(n) }
 
 func (r *seqRing[T]) indices() (tail, head uint64) { return r.tail.Load(), r.head.Load() }
 

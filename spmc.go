@@ -3,14 +3,18 @@ package knit
 import "context"
 
 // SPMC is a bounded single-producer multi-consumer ring: one goroutine
-// pushes, any number pop. The producer publishes each item with release
-// stores, no locked instruction; consumers claim items by CAS on a shared
-// index.
+// pushes, any number pop. The producer, being alone, publishes without a
+// CAS, storing its index; consumers claim items by CAS on
+// a shared index (a failed CAS backs off with the spin hint).
+//
+// Every publish is a sync/atomic store (XCHG on amd64, STLR on arm64),
+// ordered before any load that follows it, so code may wait for the ring
+// through an Event of its own: TryPush, then Notify.
 //
 // Memory: Cap slots of T plus an 8-byte sequence each (rounded to T's
 // alignment), zero at creation (the OS supplies the pages as they are
-// first used), plus under 1 KiB of padded indices and doorbells. The zero SPMC is not a ring; create one with
-// NewSPMC.
+// first used), plus under 1 KiB of padded indices and doorbells. The zero
+// SPMC is not a ring; create one with NewSPMC.
 type SPMC[T any] struct {
 	r seqRing[T]
 }

@@ -16,6 +16,9 @@ import (
 // (or empty), as rigtorp's SPSCQueue does. While neither side parks, a
 // push or a pop executes no locked instruction; while one side keeps
 // parking, each publish also fences, the cost of sync/atomic's Store.
+// So wait for an SPSC ring with its own Push and Pop, which account for
+// this: an Event of your own needs the condition written by sync/atomic,
+// and a relaxed TryPush is not (the multi-sided rings' are).
 //
 // Close belongs to the producer: call it from the goroutine that pushes,
 // or after that goroutine has stopped, as a channel is closed by its

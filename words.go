@@ -6,7 +6,8 @@ import "context"
 // memory) whose push and pop are hand-written assembly on amd64 and
 // arm64, legal because the items hold no pointers, so the garbage
 // collector need not see the stores. It has SPSC's contract, layout and
-// ends (Producer, Consumer); Close belongs to the producer. Builds with
+// ends (Producer, Consumer): Close belongs to the producer, and waiting is
+// done with Push and Pop. Builds with
 // the purego tag, other GOARCHes and the race detector run SPSC[uint64]'s
 // Go code instead.
 //
