@@ -29,7 +29,8 @@ func init() {
 		Name: "spsc-rigtorp",
 		Description: "rigtorp's SPSCQueue benchmark shape: producer pinned to CPU 1, consumer to CPU 0, " +
 			"try-push and try-pop spin loops, one item at a time; then a round trip through two queues. " +
-			"Queues of 2^20 slots (2^24 with -full); ops/ms = 1e6 / (ns per item). " +
+			"Queues of 2^20 slots (2^24 with -full, which adds the SPSC[uint64] and channel-pair rows); " +
+			"ops/ms = 1e6 / (ns per item). " +
 			"Reference \"limit\": in the throughput groups, producer and consumer loops written wholly in assembly " +
 			"over knit's SPSC layout (cached opposite index, release store per item, no call, no doorbell); " +
 			"in the round-trip group, the raw atomic ping-pong between the two pinned threads.",
@@ -77,17 +78,26 @@ func rigtorpRows(cfg harness.Config) []harness.Row {
 		row(g4, "knit SPSC[int32]", func() harness.Bench { return startRigSPSC[int32](c, "knit SPSC[int32]") }),
 		row(g4, "Go channel (chan int32)", func() harness.Bench { return startRigChan(c) }),
 		row(g8, "knit Words", func() harness.Bench { return startRigWords(c) }),
-		row(g8, "knit SPSC[uint64]", func() harness.Bench { return startRigSPSC[uint64](c, "knit SPSC[uint64]") }),
-		row(rt, rigLimit, func() harness.Bench { return startPinnedPingPong() }),
 	)
+	full := cfg.Scale == harness.Full
+	if full {
+		rows = append(rows, row(g8, "knit SPSC[uint64]", func() harness.Bench { return startRigSPSC[uint64](c, "knit SPSC[uint64]") }))
+	}
+	rows = append(rows, row(rt, rigLimit, func() harness.Bench { return startPinnedPingPong() }))
 	if haveLimitRing {
 		rows = append(rows, row(rt, "all-assembly ring pair (int32)", startLimitPair))
 	}
-	return append(rows,
+	rows = append(rows,
 		row(rt, "knit SPSC[int32] pair", startRigPair32),
 		row(rt, "knit Words pair", startRigWordsPair),
-		row(rt, "Go channel pair (chan int32, buffered 1)", startRigChanPair),
 	)
+	if full {
+		// A channel round trip between locked threads parks both ends
+		// every trip (tens of µs here): a row for the record, not a
+		// reference, so it runs with -full only.
+		rows = append(rows, row(rt, "Go channel pair (chan int32, buffered 1)", startRigChanPair))
+	}
+	return rows
 }
 
 // pinCPU pins the calling goroutine's thread to cpu, as rigtorp's

@@ -79,7 +79,7 @@ func ringBatches(s harness.Scale) []int {
 	case harness.Full:
 		return []int{1, 16, 64, 256}
 	}
-	return []int{1, 16, 64}
+	return []int{1, 64}
 }
 
 // contendedSweep is the producer count of the contended groups.
