@@ -422,3 +422,50 @@ func BenchmarkRingPublish(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkRingSPSCModes runs rigtorp's spin shape (locked threads, try
+// loops, 4-byte items, a 2^16-slot ring) on one SPSC ring whose bells go
+// relaxed as usual (release stores, MOV through the assembly) and on one
+// held fenced (sync/atomic's Store, XCHG, inlined), in one binary: the
+// price of the assembly call against the locked instruction it replaces.
+func BenchmarkRingSPSCModes(b *testing.B) {
+	for _, fenced := range []bool{false, true} {
+		name := "relaxed"
+		if fenced {
+			name = "fenced"
+		}
+		b.Run(name, func(b *testing.B) {
+			q := NewSPSC[int32](1 << 16)
+			if fenced {
+				// A park "in the future" keeps the bells from relaxing.
+				q.bells.notEmpty.lastPark.Store(1 << 62)
+				q.bells.notFull.lastPark.Store(1 << 62)
+			}
+			p, c := q.Producer(), q.Consumer()
+			n := b.N
+			done := make(chan struct{})
+			go func() {
+				runtime.LockOSThread()
+				defer close(done)
+				for i := range n {
+					for !p.TryPush(int32(i)) {
+					}
+				}
+			}()
+			runtime.LockOSThread()
+			defer runtime.UnlockOSThread()
+			m := startCPU(b)
+			for i := range n {
+				v, ok := c.TryPop()
+				for !ok {
+					v, ok = c.TryPop()
+				}
+				if v != int32(i) {
+					b.Fatal("out of order")
+				}
+			}
+			<-done
+			m.stop(b, n)
+		})
+	}
+}
