@@ -1,16 +1,73 @@
 package knit
 
-// MPMC is a bounded multi-producer multi-consumer ring (Vyukov's, see
-// seqRing): any number of goroutines may push and pop at once. Producers
-// contend on one CAS per push (or per batch), consumers on another.
+import "context"
+
+// MPMC is a bounded multi-producer multi-consumer ring (Vyukov's
+// bounded queue, with a sequence per slot): any number of goroutines push
+// and pop at once. Producers contend on one CAS per push (or per batch),
+// consumers on another, and a failed CAS backs off with the spin hint.
+//
+// Every publish is a sync/atomic store (XCHG on amd64, STLR on arm64),
+// ordered before any load that follows it, so code may wait for the ring
+// through an Event of its own: TryPush, then Notify.
+//
+// Memory: Cap slots of T plus an 8-byte sequence each (rounded to T's
+// alignment), zero at creation (the OS supplies the pages as they are
+// first used), plus under 1 KiB of padded indices and doorbells. The zero
+// MPMC is not a ring; create one with NewMPMC.
 type MPMC[T any] struct {
-	seqRing[T]
+	r seqRing[T]
 }
 
 // NewMPMC returns an MPMC ring holding capacity items, rounded up to a
-// power of two. It panics if capacity is < 1 or > MaxCapacity.
+// power of two. It panics if capacity is < 1 or > MaxCapacity, or if the
+// slots would take more than 1 TiB.
 func NewMPMC[T any](capacity int, opts ...Option) *MPMC[T] {
 	q := &MPMC[T]{}
-	q.init("MPMC", capacity, false, opts)
+	q.r.init("MPMC", capacity, false, false, opts)
 	return q
 }
+
+// TryPush adds v if there is room and the ring is open.
+// With several consumers, one between taking an item and freeing its
+// slot holds that slot: TryPush may then report full while a pop that
+// began later has already returned.
+func (q *MPMC[T]) TryPush(v T) bool { return q.r.tryPush(v) }
+
+// TryPop removes the oldest ready item if there is one.
+// With several producers, one that has claimed a slot but not yet filled
+// it holds back the items behind it: TryPop may then report empty while
+// a push that began later has already returned. Pop waits for them.
+func (q *MPMC[T]) TryPop() (T, bool) { return q.r.tryPop() }
+
+// TrySend adds v if there is room and the ring is open, and otherwise
+// says which: ErrFull or ErrClosed.
+func (q *MPMC[T]) TrySend(v T) error { return q.r.trySend(v) }
+
+// TryRecv removes the oldest ready item if there is one, and otherwise
+// says why not: ErrEmpty, or ErrClosed once the ring is closed and
+// drained.
+func (q *MPMC[T]) TryRecv() (T, error) { return q.r.tryRecv() }
+
+// Push adds v, spinning and then parking while the ring is full.
+func (q *MPMC[T]) Push(ctx context.Context, v T) error { return q.r.pushWait(ctx, v) }
+
+// Pop removes the oldest item, spinning and then parking while the ring
+// is empty; after Close it drains, then returns ErrClosed.
+func (q *MPMC[T]) Pop(ctx context.Context) (T, error) { return q.r.popWait(ctx) }
+
+// PushBatch adds as many of vs as fit, in order, with one CAS.
+func (q *MPMC[T]) PushBatch(vs []T) int { return q.r.pushMany(vs) }
+
+// PopBatch takes up to len(dst) of the oldest ready items, with one CAS.
+func (q *MPMC[T]) PopBatch(dst []T) int { return q.r.popMany(dst) }
+
+// Close stops intake and wakes every waiter; items already pushed stay
+// poppable. Any goroutine may call it.
+func (q *MPMC[T]) Close() { q.r.close() }
+
+// Len is the number of items in the ring, including any a producer has claimed and is still writing.
+func (q *MPMC[T]) Len() int { return q.r.len() }
+
+// Cap is the ring's capacity.
+func (q *MPMC[T]) Cap() int { return len(q.r.slots) }

@@ -1,18 +1,70 @@
 package knit
 
-// MPSC is a bounded multi-producer single-consumer ring: producers claim
-// positions by CAS as in MPMC; the one consumer moves head with a plain
-// store, so a pop costs no read-modify-write.
+import "context"
+
+// MPSC is a bounded multi-producer single-consumer ring: any number of
+// goroutines push, one pops. Producers claim slots by CAS on a shared
+// index (a failed CAS backs off with the spin hint); the consumer, being
+// alone, takes items without a CAS, storing its index.
 //
-// Contract: at most one goroutine pops (TryPop, Pop, PopBatch) at a time.
+// Every publish is a sync/atomic store (XCHG on amd64, STLR on arm64),
+// ordered before any load that follows it, so code may wait for the ring
+// through an Event of its own: TryPush, then Notify.
+//
+// Memory: Cap slots of T plus an 8-byte sequence each (rounded to T's
+// alignment), zero at creation (the OS supplies the pages as they are
+// first used), plus under 1 KiB of padded indices and doorbells. The zero
+// MPSC is not a ring; create one with NewMPSC.
 type MPSC[T any] struct {
-	seqRing[T]
+	r seqRing[T]
 }
 
 // NewMPSC returns an MPSC ring holding capacity items, rounded up to a
-// power of two. It panics if capacity is < 1 or > MaxCapacity.
+// power of two. It panics if capacity is < 1 or > MaxCapacity, or if the
+// slots would take more than 1 TiB.
 func NewMPSC[T any](capacity int, opts ...Option) *MPSC[T] {
 	q := &MPSC[T]{}
-	q.init("MPSC", capacity, true, opts)
+	q.r.init("MPSC", capacity, false, true, opts)
 	return q
 }
+
+// TryPush adds v if there is room and the ring is open.
+func (q *MPSC[T]) TryPush(v T) bool { return q.r.tryPush(v) }
+
+// TryPop removes the oldest ready item if there is one.
+// With several producers, one that has claimed a slot but not yet filled
+// it holds back the items behind it: TryPop may then report empty while
+// a push that began later has already returned. Pop waits for them.
+func (q *MPSC[T]) TryPop() (T, bool) { return q.r.tryPop() }
+
+// TrySend adds v if there is room and the ring is open, and otherwise
+// says which: ErrFull or ErrClosed.
+func (q *MPSC[T]) TrySend(v T) error { return q.r.trySend(v) }
+
+// TryRecv removes the oldest ready item if there is one, and otherwise
+// says why not: ErrEmpty, or ErrClosed once the ring is closed and
+// drained.
+func (q *MPSC[T]) TryRecv() (T, error) { return q.r.tryRecv() }
+
+// Push adds v, spinning and then parking while the ring is full.
+func (q *MPSC[T]) Push(ctx context.Context, v T) error { return q.r.pushWait(ctx, v) }
+
+// Pop removes the oldest item, spinning and then parking while the ring
+// is empty; after Close it drains, then returns ErrClosed.
+func (q *MPSC[T]) Pop(ctx context.Context) (T, error) { return q.r.popWait(ctx) }
+
+// PushBatch adds as many of vs as fit, in order, with one CAS.
+func (q *MPSC[T]) PushBatch(vs []T) int { return q.r.pushMany(vs) }
+
+// PopBatch takes up to len(dst) of the oldest ready items, with one store of the index.
+func (q *MPSC[T]) PopBatch(dst []T) int { return q.r.popMany(dst) }
+
+// Close stops intake and wakes every waiter; items already pushed stay
+// poppable. Any goroutine may call it.
+func (q *MPSC[T]) Close() { q.r.close() }
+
+// Len is the number of items in the ring, including any a producer has claimed and is still writing.
+func (q *MPSC[T]) Len() int { return q.r.len() }
+
+// Cap is the ring's capacity.
+func (q *MPSC[T]) Cap() int { return len(q.r.slots) }

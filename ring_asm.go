@@ -23,19 +23,3 @@ func pauseN(n uint32)
 func waitSpin(addr *uint32, old uint32, deadline uint64) bool
 
 func archCycles() uint64 { return cycles() }
-
-// The Words ring's hot paths. They take the SPSC[uint64] and address its
-// fields at the offsets #defined in ring_$GOARCH.s, which TestWordsLayout
-// checks against unsafe.Offsetof.
-
-//go:noescape
-func wordPush(q *SPSC[uint64], v uint64) uint8
-
-//go:noescape
-func wordPop(q *SPSC[uint64]) (v uint64, st uint8)
-
-//go:noescape
-func wordPushBatch(q *SPSC[uint64], vs []uint64) uint64
-
-//go:noescape
-func wordPopBatch(q *SPSC[uint64], dst []uint64) uint64

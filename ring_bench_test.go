@@ -8,6 +8,7 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+	"unsafe"
 )
 
 // Ring benchmarks. Each top-level benchmark holds its comparison rows as
@@ -133,7 +134,12 @@ func BenchmarkRingRoundTrip(b *testing.B) {
 		b.Run(name+"/knit-spsc", func(b *testing.B) {
 			req, rep := NewSPSC[int](64), NewSPSC[int](64)
 			roundTrip(b, locked,
-				func(v int) { req.Push(context.Background(), v); v, _ = rep.Pop(context.Background()) },
+				func(v int) {
+					req.Push(context.Background(), v)
+					if r, _ := rep.Pop(context.Background()); r != v {
+						panic("reply out of order")
+					}
+				},
 				func() bool {
 					v, err := req.Pop(context.Background())
 					if err != nil {
@@ -196,18 +202,26 @@ func BenchmarkRingContended(b *testing.B) {
 			if kind == "MPSC" {
 				consumers = 1
 			}
-			b.Run(fmt.Sprintf("%dP%dC/knit-%s", p, consumers, kind), func(b *testing.B) {
-				var q Queue[int]
-				if kind == "MPSC" {
-					q = NewMPSC[int](1024)
-				} else {
-					q = NewMPMC[int](1024)
+			for _, backoff := range []bool{true, false} {
+				name := fmt.Sprintf("%dP%dC/knit-%s", p, consumers, kind)
+				if !backoff {
+					name += "-no-backoff"
 				}
-				contended(b, p, consumers,
-					func(v int) { q.Push(context.Background(), v) },
-					func() bool { _, err := q.Pop(context.Background()); return err == nil },
-					q.Close)
-			})
+				b.Run(name, func(b *testing.B) {
+					defer func(old bool) { seqBackoff = old }(seqBackoff)
+					seqBackoff = backoff
+					var q Queue[int]
+					if kind == "MPSC" {
+						q = NewMPSC[int](1024)
+					} else {
+						q = NewMPMC[int](1024)
+					}
+					contended(b, p, consumers,
+						func(v int) { q.Push(context.Background(), v) },
+						func() bool { _, err := q.Pop(context.Background()); return err == nil },
+						q.Close)
+				})
+			}
 			b.Run(fmt.Sprintf("%dP%dC/chan", p, consumers), func(b *testing.B) {
 				ch := make(chan int, 1024)
 				contended(b, p, consumers,
@@ -292,4 +306,166 @@ func bursts(b *testing.B, burst int, gap time.Duration, push func(int), pop func
 	m.stop(b, b.N*burst)
 	closeFn()
 	<-done
+}
+
+// BenchmarkRingSPSCSpin is rigtorp's SPSCQueue benchmark shape: a producer
+// and a consumer on locked threads, try-push and try-pop spin loops with
+// no parking, one item at a time. It measures the publish itself: the
+// release store, the cached index, the doorbell's check for waiters.
+func BenchmarkRingSPSCSpin(b *testing.B) {
+	b.Run("SPSC[int32]", func(b *testing.B) {
+		q := NewSPSC[int32](1 << 16)
+		spinStream(b, func(v int) bool { return q.TryPush(int32(v)) }, func() bool { _, ok := q.TryPop(); return ok })
+	})
+	b.Run("Words", func(b *testing.B) {
+		q := NewWords(1 << 16)
+		spinStream(b, func(v int) bool { return q.TryPush(uint64(v)) }, func() bool { _, ok := q.TryPop(); return ok })
+	})
+	b.Run("MPMC[int32]", func(b *testing.B) {
+		q := NewMPMC[int32](1 << 16)
+		spinStream(b, func(v int) bool { return q.TryPush(int32(v)) }, func() bool { _, ok := q.TryPop(); return ok })
+	})
+	b.Run("SPMC[int32]", func(b *testing.B) {
+		q := NewSPMC[int32](1 << 16)
+		spinStream(b, func(v int) bool { return q.TryPush(int32(v)) }, func() bool { _, ok := q.TryPop(); return ok })
+	})
+	b.Run("MPSC[int32]", func(b *testing.B) {
+		q := NewMPSC[int32](1 << 16)
+		spinStream(b, func(v int) bool { return q.TryPush(int32(v)) }, func() bool { _, ok := q.TryPop(); return ok })
+	})
+}
+
+// spinStream moves b.N items from a locked producer thread to the locked
+// benchmark thread, both spinning on their try calls.
+func spinStream(b *testing.B, push func(int) bool, pop func() bool) {
+	done := make(chan struct{})
+	n := b.N
+	go func() {
+		runtime.LockOSThread()
+		defer close(done)
+		for i := range n {
+			for j := 1; !push(i); j++ {
+				if j%4096 == 0 {
+					runtime.Gosched()
+				}
+			}
+		}
+	}()
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	m := startCPU(b)
+	for range n {
+		for j := 1; !pop(); j++ {
+			if j%4096 == 0 {
+				runtime.Gosched()
+			}
+		}
+	}
+	<-done
+	m.stop(b, n)
+}
+
+// BenchmarkRingPublish weighs the ways to publish an index, in one binary
+// so they share a run: a minimal SPSC loop (cached opposite index, one
+// item at a time, two locked threads) whose producer and consumer store
+// their index with storeRel (the assembly MOV on amd64, sync/atomic's
+// Store in purego and race builds), with sync/atomic's Store (XCHG on
+// amd64, STLR on arm64), and with a plain Go store through unsafe (a MOV
+// the compiler happens to keep in order, which nothing guarantees).
+func BenchmarkRingPublish(b *testing.B) {
+	for _, m := range []struct {
+		name  string
+		store func(*atomic.Uint64, uint64)
+	}{
+		{"storeRel", storeRel},
+		{"atomic.Store", (*atomic.Uint64).Store},
+		{"plain", func(p *atomic.Uint64, v uint64) { *(*uint64)(unsafe.Pointer(p)) = v }},
+	} {
+		b.Run(m.name, func(b *testing.B) {
+			q := NewSPSC[uint64](1 << 12)
+			buf, mask := q.buf, q.mask
+			done := make(chan struct{})
+			n := uint64(b.N)
+			go func() {
+				runtime.LockOSThread()
+				defer close(done)
+				t, hc := uint64(0), uint64(0)
+				for t < n {
+					if t-hc > mask {
+						if hc = q.head.Load(); t-hc > mask {
+							continue
+						}
+					}
+					buf[t&mask] = t
+					t++
+					m.store(&q.tail, t)
+				}
+			}()
+			runtime.LockOSThread()
+			defer runtime.UnlockOSThread()
+			cpu := startCPU(b)
+			h, tc := uint64(0), uint64(0)
+			for h < n {
+				if h == tc {
+					if tc = q.tail.Load(); h == tc {
+						continue
+					}
+				}
+				if buf[h&mask] != h {
+					b.Fatal("out of order")
+				}
+				h++
+				m.store(&q.head, h)
+			}
+			<-done
+			cpu.stop(b, b.N)
+		})
+	}
+}
+
+// BenchmarkRingSPSCModes runs rigtorp's spin shape (locked threads, try
+// loops, 4-byte items, a 2^16-slot ring) on one SPSC ring whose bells go
+// relaxed as usual (release stores, MOV through the assembly) and on one
+// held fenced (sync/atomic's Store, XCHG, inlined), in one binary: the
+// price of the assembly call against the locked instruction it replaces.
+func BenchmarkRingSPSCModes(b *testing.B) {
+	for _, fenced := range []bool{false, true} {
+		name := "relaxed"
+		if fenced {
+			name = "fenced"
+		}
+		b.Run(name, func(b *testing.B) {
+			q := NewSPSC[int32](1 << 16)
+			if fenced {
+				// A park "in the future" keeps the bells from relaxing.
+				q.bells.notEmpty.lastPark.Store(1 << 62)
+				q.bells.notFull.lastPark.Store(1 << 62)
+			}
+			p, c := q.Producer(), q.Consumer()
+			n := b.N
+			done := make(chan struct{})
+			go func() {
+				runtime.LockOSThread()
+				defer close(done)
+				for i := range n {
+					for !p.TryPush(int32(i)) {
+					}
+				}
+			}()
+			runtime.LockOSThread()
+			defer runtime.UnlockOSThread()
+			m := startCPU(b)
+			for i := range n {
+				v, ok := c.TryPop()
+				for !ok {
+					v, ok = c.TryPop()
+				}
+				if v != int32(i) {
+					b.Fatal("out of order")
+				}
+			}
+			<-done
+			m.stop(b, n)
+		})
+	}
 }

@@ -38,16 +38,3 @@ func archPause(_ SpinKind, n uint32) { loopPause(n) }
 func archWait(_ SpinKind, addr *uint32, old uint32, deadline uint64) bool {
 	return loopWait(addr, old, deadline)
 }
-
-// The Words ring's paths in Go: SPSC[uint64]'s own.
-
-func wordPush(q *SPSC[uint64], v uint64) uint8 { return uint8(q.push(v)) }
-
-func wordPop(q *SPSC[uint64]) (uint64, uint8) {
-	v, st := q.pop()
-	return v, uint8(st)
-}
-
-func wordPushBatch(q *SPSC[uint64], vs []uint64) uint64 { return uint64(q.pushBatch(vs)) }
-
-func wordPopBatch(q *SPSC[uint64], dst []uint64) uint64 { return uint64(q.popBatch(dst)) }

@@ -2,22 +2,30 @@ package knit
 
 import (
 	"context"
+	"reflect"
 	"sync/atomic"
 )
 
 // seqRing is the bounded ring with a sequence number per slot (Dmitry
-// Vyukov's MPMC queue) under MPSC, SPMC and MPMC. Each side claims a
-// position by CAS on its index; the slot's sequence then says whose turn
-// the slot is, so a claimed slot is written or read without further
-// coordination:
+// Vyukov's MPMC queue) under MPSC, SPMC and MPMC. A side with several
+// goroutines claims a position by CAS on its index; the slot's sequence
+// then says whose turn the slot is, so a claimed slot is written or read
+// without further coordination. A side with one goroutine stores its
+// index instead: the sequence alone decides.
 //
-//	slot.seq == 2*pos          free for the producer of position pos
-//	slot.seq == 2*pos+1        holds the item of position pos
-//	slot.seq == 2*(pos+cap)    freed by the consumer of pos: free for pos+cap
+// Sequences are relative to the slot's lap, L(pos) = 2*(pos &^ mask), so
+// that zeroed memory is a ring ready for positions 0..cap-1 and a new ring
+// needs no initialisation pass (a ring of 2^30 slots is then as cheap to
+// create as the allocation, whose pages the OS hands out as they are
+// touched):
+//
+//	slot.seq == L(pos)            free for the producer of position pos
+//	slot.seq == L(pos)+1          holds the item of position pos
+//	slot.seq == L(pos)+2*cap      freed by the consumer of pos: L(pos+cap)
 //
 // Vyukov's original uses pos, pos+1 and pos+cap, which collide when
-// cap == 1 (a full slot reads as free for the next lap); doubling the
-// position keeps "full" odd and "free" even at every capacity.
+// cap == 1 (a full slot reads as free for the next lap); doubling keeps
+// "full" odd and "free" even at every capacity.
 //
 // Why this and not tickets and turns (rigtorp's MPMCQueue, folly's
 // MPMCQueue): a ticket ring claims with fetch-add and then waits for the
@@ -33,50 +41,111 @@ import (
 type seqRing[T any] struct {
 	_ [CacheLineSize]byte
 
-	tail atomic.Uint64 // next position to claim for a push, | closedBit
+	// next position to claim (several producers: CAS) or fill (one
+	// producer: stored by it), | closedBit once closed
+	tail atomic.Uint64
 	_    [CacheLineSize - 8]byte
 
-	head atomic.Uint64 // next position to claim for a pop
+	// next position to claim (several consumers: CAS) or take (one
+	// consumer: stored by it)
+	head atomic.Uint64
 	_    [CacheLineSize - 8]byte
+
+	bells doorbells
 
 	// Read-only after construction.
 	slots          []seqSlot[T]
 	mask           uint64
-	singleConsumer bool // MPSC: pops store head instead of CASing it
-	bells          doorbells
+	singleProducer bool // SPMC: the producer stores tail and owns Close
+	singleConsumer bool // MPSC: the consumer stores head
+	clearSlots     bool // T holds pointers: a pop clears the slot it took
 }
 
+// seqSlot is one slot: the item first, so that a zero-size T adds no
+// padding after the sequence.
 type seqSlot[T any] struct {
+	val T             // owned by whoever the sequence says it is
 	seq atomic.Uint64 // see the table on seqRing
-	val T             // owned by whoever claimed the position seq allows
 }
 
-func (r *seqRing[T]) init(kind string, capacity int, singleConsumer bool, opts []Option) {
-	r.singleConsumer = singleConsumer
-	c := roundCapacity(kind, capacity)
+// seqBackoff makes a failed CAS on an index back off (knit's Backoff:
+// growing runs of the spin hint) before the next attempt. A variable so
+// that BenchmarkRingContended can measure what it buys.
+var seqBackoff = true
+
+func (r *seqRing[T]) init(kind string, capacity int, singleProducer, singleConsumer bool, opts []Option) {
+	c := roundCapacity(kind, capacity, sizeOf[seqSlot[T]]())
 	r.slots = make([]seqSlot[T], c)
-	for i := range r.slots {
-		r.slots[i].seq.Store(2 * uint64(i))
-	}
 	r.mask = uint64(c - 1)
+	r.singleProducer, r.singleConsumer = singleProducer, singleConsumer
+	r.clearSlots = holdsPointers(reflect.TypeFor[T]())
 	r.bells.park = ringPark(opts)
+}
+
+// lap is L(pos), the sequence of a slot free for pos.
+func (r *seqRing[T]) lap(pos uint64) uint64 { return 2 * (pos &^ r.mask) }
+
+// slot returns pos's slot. Its check stands in for the bounds check the
+// index needs anyway, and fails only on a ring no constructor made.
+func (r *seqRing[T]) slot(pos uint64) *seqSlot[T] {
+	i := pos & r.mask
+	if i >= uint64(len(r.slots)) {
+		panicZero("MPSC, SPMC or MPMC", "NewMPSC, NewSPMC or NewMPMC")
+	}
+	return &r.slots[i]
+}
+
+// push and pop are one attempt each, ringing the other side on success.
+func (r *seqRing[T]) push(v T) status {
+	var st status
+	if r.singleProducer {
+		st = r.pushSingle(v)
+	} else {
+		st = r.pushMulti(v)
+	}
+	if st == stOK {
+		r.pushedN(1)
+	}
+	return st
+}
+
+func (r *seqRing[T]) pop() (T, status) {
+	var v T
+	var st status
+	if r.singleConsumer {
+		v, st = r.popSingle()
+	} else {
+		v, st = r.popMulti()
+	}
+	if st == stOK {
+		r.poppedN(1)
+	}
+	return v, st
 }
 
 // pushMulti claims the tail by CAS. A failed CAS means another producer
 // claimed the position (move on) or Close set the bit (stop).
 func (r *seqRing[T]) pushMulti(v T) status {
+	var bo Backoff
 	pos := r.tail.Load()
 	for {
 		if pos&closedBit != 0 {
 			return stClosed
 		}
-		s := &r.slots[pos&r.mask]
-		switch d := int64(s.seq.Load() - 2*pos); {
+		s := r.slot(pos)
+		// Acquire: pairs with the release store of the consumer that
+		// freed the slot, so its read of the old item is done.
+		switch d := int64(s.seq.Load() - r.lap(pos)); {
 		case d == 0:
 			if r.tail.CompareAndSwap(pos, pos+1) {
 				s.val = v
-				s.seq.Store(2*pos + 1)
+				// Release: pairs with the consumers' acquire load of
+				// seq; the item is written before it on both arches.
+				publish(&s.seq, r.lap(pos)+1, &r.bells.notEmpty.mode)
 				return stOK
+			}
+			if seqBackoff {
+				bo.Spin()
 			}
 		case d < 0:
 			// The slot still holds the item of pos-cap: full.
@@ -86,19 +155,54 @@ func (r *seqRing[T]) pushMulti(v T) status {
 	}
 }
 
+// pushSingle is the one producer's push: no CAS, since nobody else moves
+// tail. Close is the producer's too, so the closed bit cannot appear
+// between the load of tail and the store.
+func (r *seqRing[T]) pushSingle(v T) status {
+	pos := r.tail.Load() // our own store
+	if pos&closedBit != 0 {
+		return stClosed
+	}
+	s := r.slot(pos)
+	// Acquire: pairs with the release store of the consumer that freed
+	// the slot. Anything but "free" is the item of pos-cap, still held.
+	if s.seq.Load() != r.lap(pos) {
+		return stFull
+	}
+	s.val = v
+	// Release: pairs with the consumers' acquire load of seq.
+	storeRel(&s.seq, r.lap(pos)+1)
+	// Release: tail is read by Len and, once closed, by consumers telling
+	// drained from empty; it follows the sequence, so a consumer that
+	// sees the final tail sees every item below it.
+	publish(&r.tail, pos+1, &r.bells.notEmpty.mode)
+	return stOK
+}
+
 // popMulti claims the head by CAS.
 func (r *seqRing[T]) popMulti() (T, status) {
 	var zero T
+	var bo Backoff
 	pos := r.head.Load()
 	for {
-		s := &r.slots[pos&r.mask]
-		switch d := int64(s.seq.Load() - (2*pos + 1)); {
+		s := r.slot(pos)
+		// Acquire: pairs with the producer's release store of seq.
+		switch d := int64(s.seq.Load() - (r.lap(pos) + 1)); {
 		case d == 0:
 			if r.head.CompareAndSwap(pos, pos+1) {
 				v := s.val
-				s.val = zero
-				s.seq.Store(2 * (pos + r.mask + 1))
+				if r.clearSlots {
+					s.val = zero
+				}
+				// Release: pairs with the producers' acquire load of
+				// seq; the item is read before the slot reads as free
+				// (no load passes a later store on amd64 or an STLR on
+				// arm64).
+				publish(&s.seq, r.lap(pos)+2*(r.mask+1), &r.bells.notFull.mode)
 				return v, stOK
+			}
+			if seqBackoff {
+				bo.Spin()
 			}
 		case d < 0:
 			return zero, r.emptyStatus(pos)
@@ -107,19 +211,21 @@ func (r *seqRing[T]) popMulti() (T, status) {
 	}
 }
 
-// popSingle is popMulti for a ring with one consumer: head is stored, not
-// CASed, since nobody else moves it.
+// popSingle is the one consumer's pop: head is stored, not CASed, since
+// nobody else moves it.
 func (r *seqRing[T]) popSingle() (T, status) {
 	var zero T
-	pos := r.head.Load()
-	s := &r.slots[pos&r.mask]
-	if s.seq.Load() != 2*pos+1 {
+	pos := r.head.Load() // our own store
+	s := r.slot(pos)
+	if s.seq.Load() != r.lap(pos)+1 { // acquire, as in popMulti
 		return zero, r.emptyStatus(pos)
 	}
 	v := s.val
-	s.val = zero
-	s.seq.Store(2 * (pos + r.mask + 1))
-	r.head.Store(pos + 1)
+	if r.clearSlots {
+		s.val = zero
+	}
+	storeRel(&s.seq, r.lap(pos)+2*(r.mask+1))      // release, as in popMulti
+	publish(&r.head, pos+1, &r.bells.notFull.mode) // for Len; fences after both
 	return v, stOK
 }
 
@@ -136,171 +242,184 @@ func (r *seqRing[T]) emptyStatus(pos uint64) status {
 	return stEmpty
 }
 
-// pushBatch claims the longest free prefix of len(vs) positions with one
-// CAS. A slot free for its position stays free until that position is
-// claimed, so checking the slots before the CAS is enough.
+// pushBatch claims the longest free prefix of len(vs) positions, with one
+// CAS when there are several producers. A slot free for its position
+// stays free until that position is claimed, so checking the slots before
+// the claim is enough.
 func (r *seqRing[T]) pushBatch(vs []T) int {
+	var bo Backoff
 	for {
 		pos := r.tail.Load()
 		if pos&closedBit != 0 || len(vs) == 0 {
 			return 0
 		}
 		n := uint64(0)
-		for n < uint64(len(vs)) && n <= r.mask && r.slots[(pos+n)&r.mask].seq.Load() == 2*(pos+n) {
+		for n < uint64(len(vs)) && n <= r.mask && r.slot(pos+n).seq.Load() == r.lap(pos+n) {
 			n++
 		}
 		if n == 0 {
 			// A slot ahead of pos means another producer claimed pos
 			// since the load: the ring is not full, the index is stale.
-			if int64(r.slots[pos&r.mask].seq.Load()-2*pos) > 0 {
+			if !r.singleProducer && int64(r.slot(pos).seq.Load()-r.lap(pos)) > 0 {
 				continue
 			}
 			return 0
 		}
-		if !r.tail.CompareAndSwap(pos, pos+n) {
+		if !r.singleProducer && !r.tail.CompareAndSwap(pos, pos+n) {
+			if seqBackoff {
+				bo.Spin()
+			}
 			continue
 		}
 		for i := range n {
-			s := &r.slots[(pos+i)&r.mask]
+			s := r.slot(pos + i)
 			s.val = vs[i]
-			s.seq.Store(2*(pos+i) + 1)
+			if i < n-1 || r.singleProducer {
+				storeRel(&s.seq, r.lap(pos+i)+1)
+			} else {
+				publish(&s.seq, r.lap(pos+i)+1, &r.bells.notEmpty.mode)
+			}
+		}
+		if r.singleProducer {
+			publish(&r.tail, pos+n, &r.bells.notEmpty.mode)
 		}
 		return int(n)
 	}
 }
 
-// popBatch claims the longest ready prefix of len(dst) positions with one
-// CAS, or, with a single consumer, one store after the reads.
+// popBatch claims the longest ready prefix of len(dst) positions, with one
+// CAS when there are several consumers.
 func (r *seqRing[T]) popBatch(dst []T) int {
 	var zero T
+	var bo Backoff
 	for {
 		pos := r.head.Load()
 		n := uint64(0)
-		for n < uint64(len(dst)) && r.slots[(pos+n)&r.mask].seq.Load() == 2*(pos+n)+1 {
+		for n < uint64(len(dst)) && r.slot(pos+n).seq.Load() == r.lap(pos+n)+1 {
 			n++
 		}
 		if n == 0 {
 			// A slot ahead of pos means another consumer took pos since
 			// the load: the ring is not empty, the index is stale.
-			if int64(r.slots[pos&r.mask].seq.Load()-(2*pos+1)) > 0 {
+			if !r.singleConsumer && int64(r.slot(pos).seq.Load()-(r.lap(pos)+1)) > 0 {
 				continue
 			}
 			return 0
 		}
 		if !r.singleConsumer && !r.head.CompareAndSwap(pos, pos+n) {
+			if seqBackoff {
+				bo.Spin()
+			}
 			continue
 		}
 		for i := range n {
-			s := &r.slots[(pos+i)&r.mask]
+			s := r.slot(pos + i)
 			dst[i] = s.val
-			s.val = zero
-			s.seq.Store(2 * (pos + i + r.mask + 1))
+			if r.clearSlots {
+				s.val = zero
+			}
+			if i < n-1 || r.singleConsumer {
+				storeRel(&s.seq, r.lap(pos+i)+2*(r.mask+1))
+			} else {
+				publish(&s.seq, r.lap(pos+i)+2*(r.mask+1), &r.bells.notFull.mode)
+			}
 		}
 		if r.singleConsumer {
-			r.head.Store(pos + n)
+			publish(&r.head, pos+n, &r.bells.notFull.mode)
 		}
 		return int(n)
 	}
 }
 
-func (r *seqRing[T]) push(v T) status { return r.pushMulti(v) }
-
-func (r *seqRing[T]) pop() (T, status) {
-	if r.singleConsumer {
-		return r.popSingle()
-	}
-	return r.popMulti()
-}
-
-// pushed rings notEmpty after a publish. A producer claims its position
-// before Close and may publish after it; consumers that already saw
-// "closed, but an item is still in flight" sleep waiting for exactly that
-// publish, and any of them may be the one that must then report drained.
-// So a publish on a closed ring wakes them all; on an open ring one per
-// item, and the Close itself rang everyone once.
-func (r *seqRing[T]) pushed(n int) {
+// pushedN rings notEmpty after n items were published. A producer claims
+// its position before Close and may publish after it; consumers that
+// already saw "closed, but an item is still in flight" sleep waiting for
+// exactly that publish, and any of them may be the one that must then
+// report drained. So a publish on a closed ring wakes them all; on an
+// open ring one per item, and the Close itself rang everyone once.
+//
+// The bells of these rings never go relaxed (no maybeRelax here), so
+// every publish is a sync/atomic Store and is ordered before any later
+// load: code that waits for a multi-sided ring through an Event of its
+// own, re-checking with TryPop after Prepare as the pool's workers do,
+// relies on that, and measured on two CPUs these rings ran fastest fenced
+// anyway (see relaxAfter).
+func (r *seqRing[T]) pushedN(n int) {
+	b := &r.bells.notEmpty
 	if r.tail.Load()&closedBit != 0 {
-		r.bells.notEmpty.NotifyAll()
+		b.NotifyAll()
 		return
 	}
-	r.bells.notEmpty.Notify(n)
+	b.Notify(n)
 }
 
-// The exported methods below are promoted into MPSC, SPMC and MPMC.
+// poppedN rings notFull after n slots were freed.
+func (r *seqRing[T]) poppedN(n int) { r.bells.notFull.Notify(n) }
 
-// TryPush adds v if there is room and the ring is open. With several
-// consumers, a consumer between taking an item and freeing its slot holds
-// that slot, so TryPush may report full while a pop that began later has
-// already returned.
-func (r *seqRing[T]) TryPush(v T) bool {
-	if r.pushMulti(v) != stOK {
-		return false
-	}
-	r.pushed(1)
-	return true
-}
+func (r *seqRing[T]) indices() (tail, head uint64) { return r.tail.Load(), r.head.Load() }
 
-// TryPop removes the oldest ready item if there is one. "Ready" matters
-// with several producers: a producer that has claimed a position but not
-// yet written it holds back the items behind it, so TryPop may report
-// empty while a push that began later has already returned. Pop waits for
-// the held-back item instead.
-func (r *seqRing[T]) TryPop() (T, bool) {
+func (r *seqRing[T]) tryPush(v T) bool { return r.push(v) == stOK }
+
+func (r *seqRing[T]) tryPop() (T, bool) {
 	v, st := r.pop()
-	if st != stOK {
-		return v, false
-	}
-	r.bells.notFull.Notify(1)
-	return v, true
+	return v, st == stOK
 }
 
-// Push adds v, spinning and then parking while the ring is full.
-func (r *seqRing[T]) Push(ctx context.Context, v T) error {
-	if r.pushMulti(v) == stOK {
-		r.pushed(1)
+func (r *seqRing[T]) trySend(v T) error {
+	return statusErr[r.push(v)&7]
+}
+
+func (r *seqRing[T]) tryRecv() (T, error) {
+	v, st := r.pop()
+	return v, statusErr[st&7]
+}
+
+func (r *seqRing[T]) pushWait(ctx context.Context, v T) error {
+	if r.push(v) == stOK {
 		return nil
 	}
 	return pushSlow[T](r, &r.bells, ctx, v)
 }
 
-// Pop removes the oldest item, spinning and then parking while the ring
-// is empty; after Close it drains, then returns ErrClosed.
-func (r *seqRing[T]) Pop(ctx context.Context) (T, error) {
+func (r *seqRing[T]) popWait(ctx context.Context) (T, error) {
 	if v, st := r.pop(); st == stOK {
-		r.bells.notFull.Notify(1)
 		return v, nil
 	}
 	return popSlow[T](r, &r.bells, ctx)
 }
 
-// PushBatch adds as many of vs as fit, in order, with one CAS.
-func (r *seqRing[T]) PushBatch(vs []T) int {
+func (r *seqRing[T]) pushMany(vs []T) int {
 	n := r.pushBatch(vs)
 	if n > 0 {
-		r.pushed(n)
+		r.pushedN(n)
 	}
 	return n
 }
 
-// PopBatch takes up to len(dst) of the oldest ready items with one CAS.
-func (r *seqRing[T]) PopBatch(dst []T) int {
+func (r *seqRing[T]) popMany(dst []T) int {
 	n := r.popBatch(dst)
 	if n > 0 {
-		r.bells.notFull.Notify(n)
+		r.poppedN(n)
 	}
 	return n
 }
 
-// Close stops intake and wakes every waiter; items already pushed stay
-// poppable.
-func (r *seqRing[T]) Close() {
-	r.tail.Or(closedBit)
-	r.bells.closeBells()
+// close sets the closed bit and wakes everyone. With several producers
+// the bit is set by a locked OR on tail, which producers CAS, so a claim
+// either precedes it (and its item is still delivered) or fails. With one
+// producer Close is the producer's, and the bit is stored like a push.
+func (r *seqRing[T]) close() {
+	if r.singleProducer {
+		t := r.tail.Load()
+		if t&closedBit != 0 {
+			return
+		}
+		storeRel(&r.tail, t|closedBit)
+		storeLoadFence() // the closed bit before the loads of the waiter counts
+	} else {
+		r.tail.Or(closedBit)
+	}
+	r.bells.closed()
 }
 
-// Len is the number of items in the ring, including any a producer has
-// claimed and is still writing.
-func (r *seqRing[T]) Len() int { return ringLen(r.tail.Load(), r.head.Load(), len(r.slots)) }
-
-// Cap is the ring's capacity.
-func (r *seqRing[T]) Cap() int { return len(r.slots) }
+func (r *seqRing[T]) len() int { return ringLen(r.tail.Load(), r.head.Load(), len(r.slots)) }

@@ -1,20 +1,72 @@
 package knit
 
-// SPMC is a bounded single-producer multi-consumer ring: consumers claim
-// positions by CAS as in MPMC. The one producer still publishes through a
-// CAS on tail, uncontended but for Close: that CAS is what orders a push
-// against Close so no item is published after the ring reads as drained.
+import "context"
+
+// SPMC is a bounded single-producer multi-consumer ring: one goroutine
+// pushes, any number pop. The producer, being alone, publishes without a
+// CAS, storing its index; consumers claim items by CAS on
+// a shared index (a failed CAS backs off with the spin hint).
 //
-// Contract: at most one goroutine pushes (TryPush, Push, PushBatch) at a
-// time.
+// Every publish is a sync/atomic store (XCHG on amd64, STLR on arm64),
+// ordered before any load that follows it, so code may wait for the ring
+// through an Event of its own: TryPush, then Notify.
+//
+// Memory: Cap slots of T plus an 8-byte sequence each (rounded to T's
+// alignment), zero at creation (the OS supplies the pages as they are
+// first used), plus under 1 KiB of padded indices and doorbells. The zero
+// SPMC is not a ring; create one with NewSPMC.
 type SPMC[T any] struct {
-	seqRing[T]
+	r seqRing[T]
 }
 
 // NewSPMC returns an SPMC ring holding capacity items, rounded up to a
-// power of two. It panics if capacity is < 1 or > MaxCapacity.
+// power of two. It panics if capacity is < 1 or > MaxCapacity, or if the
+// slots would take more than 1 TiB.
 func NewSPMC[T any](capacity int, opts ...Option) *SPMC[T] {
 	q := &SPMC[T]{}
-	q.init("SPMC", capacity, false, opts)
+	q.r.init("SPMC", capacity, true, false, opts)
 	return q
 }
+
+// TryPush adds v if there is room and the ring is open.
+// With several consumers, one between taking an item and freeing its
+// slot holds that slot: TryPush may then report full while a pop that
+// began later has already returned.
+func (q *SPMC[T]) TryPush(v T) bool { return q.r.tryPush(v) }
+
+// TryPop removes the oldest ready item if there is one.
+func (q *SPMC[T]) TryPop() (T, bool) { return q.r.tryPop() }
+
+// TrySend adds v if there is room and the ring is open, and otherwise
+// says which: ErrFull or ErrClosed.
+func (q *SPMC[T]) TrySend(v T) error { return q.r.trySend(v) }
+
+// TryRecv removes the oldest ready item if there is one, and otherwise
+// says why not: ErrEmpty, or ErrClosed once the ring is closed and
+// drained.
+func (q *SPMC[T]) TryRecv() (T, error) { return q.r.tryRecv() }
+
+// Push adds v, spinning and then parking while the ring is full.
+func (q *SPMC[T]) Push(ctx context.Context, v T) error { return q.r.pushWait(ctx, v) }
+
+// Pop removes the oldest item, spinning and then parking while the ring
+// is empty; after Close it drains, then returns ErrClosed.
+func (q *SPMC[T]) Pop(ctx context.Context) (T, error) { return q.r.popWait(ctx) }
+
+// PushBatch adds as many of vs as fit, in order, with one store of the index.
+func (q *SPMC[T]) PushBatch(vs []T) int { return q.r.pushMany(vs) }
+
+// PopBatch takes up to len(dst) of the oldest ready items, with one CAS.
+func (q *SPMC[T]) PopBatch(dst []T) int { return q.r.popMany(dst) }
+
+// Close stops intake and wakes every waiter; items already pushed stay
+// poppable. It belongs to the producer: call it from the
+// goroutine that pushes, or after that goroutine has stopped, as a
+// channel is closed by its sender.
+func (q *SPMC[T]) Close() { q.r.close() }
+
+// Len is the number of items in the ring.
+func (q *SPMC[T]) Len() int { return q.r.len() }
+
+// Cap is the ring's capacity.
+func (q *SPMC[T]) Cap() int { return len(q.r.slots) }

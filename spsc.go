@@ -2,23 +2,43 @@ package knit
 
 import (
 	"context"
+	"reflect"
 	"sync/atomic"
 )
 
-// SPSC is a bounded single-producer single-consumer ring: Lamport's ring
-// with each side caching the other's index (rigtorp's SPSCQueue), so in
-// steady state a push touches only the producer's line and the slot, and
-// a pop only the consumer's line and the slot; the other side's index is
-// re-read only when the cached copy says full (or empty).
+// SPSC is a bounded single-producer single-consumer ring. One goroutine
+// pushes and one pops; hand each its end (Producer, Consumer) and the
+// compiler holds them to it, as with directional channels.
 //
-// Contract: at most one goroutine pushes (TryPush, Push, PushBatch) and
-// at most one pops (TryPop, Pop, PopBatch) at a time; Close, Len and Cap
-// may be called from anywhere.
+// A push touches the producer's index and the slot, a pop the consumer's
+// index and the slot: each side publishes with a release store and caches
+// the other's index, re-reading it only when the cached copy says full
+// (or empty), as rigtorp's SPSCQueue does. While neither side parks, a
+// push or a pop executes no locked instruction; while one side keeps
+// parking, each publish also fences, the cost of sync/atomic's Store.
+// So wait for an SPSC ring with its own Push and Pop, which account for
+// this: an Event of your own needs the condition written by sync/atomic,
+// and a relaxed TryPush is not (the multi-sided rings' are).
+//
+// Close belongs to the producer: call it from the goroutine that pushes,
+// or after that goroutine has stopped, as a channel is closed by its
+// sender. Len and Cap may be called from anywhere.
+//
+// Memory: Cap slots of T, zero at creation (the OS supplies the pages as
+// they are first used), plus under 1 KiB of padded indices and doorbells.
+// The zero SPSC is not a ring; create one with NewSPSC.
 type SPSC[T any] struct {
+	spscCore
+	buf []T // read-only after construction; its offset is spscCore's size, which Words' assembly relies on
+}
+
+// spscCore is an SPSC ring without its slots: non-generic, so that the
+// Words assembly takes its field offsets from go_asm.h.
+type spscCore struct {
 	_ [CacheLineSize]byte // keep the producer's line off whatever precedes the ring
 
 	// The producer's line.
-	tail      atomic.Uint64 // next position to fill, | closedBit; advanced by the producer's CAS, closed by Close
+	tail      atomic.Uint64 // next position to fill, | closedBit once closed; stored by the producer only
 	headCache uint64        // the producer's last view of head; head only grows, so a stale copy only under-reports room
 	_         [CacheLineSize - 16]byte
 
@@ -27,93 +47,142 @@ type SPSC[T any] struct {
 	tailCache uint64        // the consumer's last view of tail (closed bit cleared); only under-reports items
 	_         [CacheLineSize - 16]byte
 
-	// Read-only after construction.
-	buf   []T
-	mask  uint64
 	bells doorbells
+
+	// Read-only after construction, beside buf.
+	mask       uint64
+	clearSlots bool // T holds pointers: pop clears the slot it took
 }
 
 // NewSPSC returns an SPSC ring holding capacity items, rounded up to a
-// power of two. It panics if capacity is < 1 or > MaxCapacity.
+// power of two. It panics if capacity is < 1 or > MaxCapacity, or if the
+// slots would take more than 1 TiB.
 func NewSPSC[T any](capacity int, opts ...Option) *SPSC[T] {
-	c := roundCapacity("SPSC", capacity)
-	q := &SPSC[T]{buf: make([]T, c), mask: uint64(c - 1)}
+	c := roundCapacity("SPSC", capacity, sizeOf[T]())
+	q := &SPSC[T]{buf: make([]T, c)}
+	q.mask = uint64(c - 1)
+	q.clearSlots = holdsPointers(reflect.TypeFor[T]())
 	q.bells.park = ringPark(opts)
 	return q
 }
 
-// push is the producer's attempt. The item is written before the CAS that
-// publishes it; the slot is free (head has passed it), so nobody reads it
-// until the CAS succeeds. Only Close can make the CAS fail, and then the
-// slot is cleared again so the ring keeps nothing alive.
+// push is the producer's attempt. The slot is free (head has passed it),
+// so nobody reads it until the release store of tail publishes it; the
+// consumer's acquire load of tail then sees the slot's contents.
 func (q *SPSC[T]) push(v T) status {
-	t := q.tail.Load()
-	if t&closedBit != 0 {
-		return stClosed
-	}
-	if t-q.headCache > q.mask {
-		q.headCache = q.head.Load()
-		if t-q.headCache > q.mask {
-			return stFull
+	t := q.tail.Load() // our own store: no other writer
+	i := t & q.mask
+	// One compare covers a stale cached head and the closed bit (which
+	// makes t-headCache huge); the other fails only on a zero ring.
+	if t-q.headCache > q.mask || i >= uint64(len(q.buf)) {
+		if st := q.pushMiss(t); st != stOK {
+			return st
 		}
 	}
-	q.buf[t&q.mask] = v
-	if !q.tail.CompareAndSwap(t, t+1) {
-		var zero T
-		q.buf[t&q.mask] = zero
-		return stClosed
+	q.buf[i] = v
+	// Release: pairs with the consumer's acquire load of tail in pop.
+	// TSO keeps the slot store before it on amd64; STLR orders it on
+	// arm64.
+	b := &q.bells.notEmpty
+	publish(&q.tail, t+1, &b.mode)
+	b.Notify(1)
+	if relaxDue(t, t+1) {
+		b.maybeRelax(t + 1)
 	}
 	return stOK
 }
 
-// pop is the consumer's attempt. The slot is read and cleared before head
-// moves past it, so the producer cannot reuse it underneath.
+// pushMiss tells why push's fast check failed: the ring is closed, was
+// never made, is full, or only the cached head was stale (stOK).
+func (q *SPSC[T]) pushMiss(t uint64) status {
+	if t&closedBit != 0 {
+		return stClosed
+	}
+	if len(q.buf) == 0 {
+		panicZero("SPSC", "NewSPSC")
+	}
+	// Acquire: pairs with the consumer's release store of head, so the
+	// slot it freed has been read before we overwrite it.
+	if q.headCache = q.head.Load(); t-q.headCache > q.mask {
+		return stFull
+	}
+	return stOK
+}
+
+// pop is the consumer's attempt. The slot is read (and cleared, if T
+// holds pointers) before the release store of head hands it back to the
+// producer.
 func (q *SPSC[T]) pop() (T, status) {
-	var zero T
-	h := q.head.Load()
-	if h == q.tailCache {
-		t := q.tail.Load()
-		q.tailCache = t &^ closedBit
-		if h == q.tailCache {
-			if t&closedBit != 0 {
-				return zero, stDrained
-			}
-			return zero, stEmpty
+	h := q.head.Load() // our own store
+	i := h & q.mask
+	if h == q.tailCache || i >= uint64(len(q.buf)) {
+		if st := q.popMiss(h); st != stOK {
+			var zero T
+			return zero, st
 		}
 	}
-	v := q.buf[h&q.mask]
-	q.buf[h&q.mask] = zero
-	q.head.Store(h + 1)
+	v := q.buf[i]
+	if q.clearSlots {
+		var zero T
+		q.buf[i] = zero
+	}
+	// Release: pairs with the producer's acquire load of head in push.
+	// A load is never reordered after a later store on amd64 or past an
+	// STLR on arm64, so the slot is read before the producer may reuse it.
+	b := &q.bells.notFull
+	publish(&q.head, h+1, &b.mode)
+	b.Notify(1)
+	if relaxDue(h, h+1) {
+		b.maybeRelax(h + 1)
+	}
 	return v, stOK
 }
 
-// pushed rings the consumer. An SPSC push publishes and checks for Close
-// in one CAS, so no item lands after Close and one notify is enough.
-func (q *SPSC[T]) pushed(n int) { q.bells.notEmpty.Notify(n) }
+// popMiss tells why pop's fast check failed: the ring is empty, drained,
+// was never made, or only the cached tail was stale (stOK).
+func (q *SPSC[T]) popMiss(h uint64) status {
+	if len(q.buf) == 0 {
+		panicZero("SPSC", "NewSPSC")
+	}
+	// Acquire: pairs with the producer's release store of tail (and of
+	// the closed bit), so the slots below it are filled.
+	t := q.tail.Load()
+	if q.tailCache = t &^ closedBit; h != q.tailCache {
+		return stOK
+	}
+	if t&closedBit != 0 {
+		return stDrained
+	}
+	return stEmpty
+}
+
+func (q *spscCore) indices() (tail, head uint64) { return q.tail.Load(), q.head.Load() }
 
 // TryPush adds v if there is room and the ring is open.
-func (q *SPSC[T]) TryPush(v T) bool {
-	if q.push(v) != stOK {
-		return false
-	}
-	q.bells.notEmpty.Notify(1)
-	return true
-}
+func (q *SPSC[T]) TryPush(v T) bool { return q.push(v) == stOK }
 
 // TryPop removes the oldest item if there is one.
 func (q *SPSC[T]) TryPop() (T, bool) {
 	v, st := q.pop()
-	if st != stOK {
-		return v, false
-	}
-	q.bells.notFull.Notify(1)
-	return v, true
+	return v, st == stOK
+}
+
+// TrySend adds v if there is room and the ring is open, and otherwise
+// says which: ErrFull or ErrClosed.
+func (q *SPSC[T]) TrySend(v T) error {
+	return statusErr[q.push(v)&7]
+}
+
+// TryRecv removes the oldest item if there is one, and otherwise says
+// why not: ErrEmpty, or ErrClosed once the ring is closed and drained.
+func (q *SPSC[T]) TryRecv() (T, error) {
+	v, st := q.pop()
+	return v, statusErr[st&7]
 }
 
 // Push adds v, spinning and then parking while the ring is full.
 func (q *SPSC[T]) Push(ctx context.Context, v T) error {
 	if q.push(v) == stOK {
-		q.bells.notEmpty.Notify(1)
 		return nil
 	}
 	return pushSlow[T](q, &q.bells, ctx, v)
@@ -123,30 +192,21 @@ func (q *SPSC[T]) Push(ctx context.Context, v T) error {
 // is empty; after Close it drains, then returns ErrClosed.
 func (q *SPSC[T]) Pop(ctx context.Context) (T, error) {
 	if v, st := q.pop(); st == stOK {
-		q.bells.notFull.Notify(1)
 		return v, nil
 	}
 	return popSlow[T](q, &q.bells, ctx)
 }
 
-// PushBatch adds as many of vs as fit, in order, with one CAS.
-func (q *SPSC[T]) PushBatch(vs []T) int {
-	n := q.pushBatch(vs)
-	if n > 0 {
-		q.bells.notEmpty.Notify(n)
-	}
-	return n
-}
+// PushBatch adds as many of vs as fit, in order, with one store of the
+// index.
+func (q *SPSC[T]) PushBatch(vs []T) int { return q.pushBatch(vs) }
 
-// PopBatch takes up to len(dst) of the oldest items with one store.
-func (q *SPSC[T]) PopBatch(dst []T) int {
-	n := q.popBatch(dst)
-	if n > 0 {
-		q.bells.notFull.Notify(n)
-	}
-	return n
-}
+// PopBatch takes up to len(dst) of the oldest items with one store of the
+// index.
+func (q *SPSC[T]) PopBatch(dst []T) int { return q.popBatch(dst) }
 
+// pushBatch is push for a prefix of vs, ringing the consumer; the
+// orderings are push's.
 func (q *SPSC[T]) pushBatch(vs []T) int {
 	if len(vs) == 0 {
 		return 0
@@ -164,19 +224,23 @@ func (q *SPSC[T]) pushBatch(vs []T) int {
 	if n == 0 {
 		return 0
 	}
-	for i := range n {
-		q.buf[(t+i)&q.mask] = vs[i]
+	if len(q.buf) == 0 {
+		panicZero("SPSC", "NewSPSC")
 	}
-	if !q.tail.CompareAndSwap(t, t+n) {
-		var zero T
-		for i := range n {
-			q.buf[(t+i)&q.mask] = zero
-		}
-		return 0
+	i := t & q.mask
+	k := copy(q.buf[i:], vs[:n])
+	copy(q.buf, vs[k:n])
+	b := &q.bells.notEmpty
+	publish(&q.tail, t+n, &b.mode) // release, as in push
+	b.Notify(int(n))
+	if relaxDue(t, t+n) {
+		b.maybeRelax(t + n)
 	}
 	return int(n)
 }
 
+// popBatch is pop for up to len(dst) items, ringing the producer; the
+// orderings are pop's.
 func (q *SPSC[T]) popBatch(dst []T) int {
 	if len(dst) == 0 {
 		return 0
@@ -189,23 +253,39 @@ func (q *SPSC[T]) popBatch(dst []T) int {
 	}
 	n := min(uint64(len(dst)), avail)
 	if n == 0 {
+		if len(q.buf) == 0 {
+			panicZero("SPSC", "NewSPSC")
+		}
 		return 0
 	}
-	var zero T
-	for i := range n {
-		s := &q.buf[(h+i)&q.mask]
-		dst[i] = *s
-		*s = zero
+	i := h & q.mask
+	k := copy(dst[:n], q.buf[i:])
+	copy(dst[k:n], q.buf)
+	if q.clearSlots {
+		clear(q.buf[i : i+uint64(k)])
+		clear(q.buf[:n-uint64(k)])
 	}
-	q.head.Store(h + n)
+	b := &q.bells.notFull
+	publish(&q.head, h+n, &b.mode) // release, as in pop
+	b.Notify(int(n))
+	if relaxDue(h, h+n) {
+		b.maybeRelax(h + n)
+	}
 	return int(n)
 }
 
 // Close stops intake and wakes every waiter; items already in the ring
-// stay poppable.
+// stay poppable. Only the producer may call it (or anyone, once the
+// producer has stopped): the closed bit is published with the same
+// release store as an item, so a push can never land after it.
 func (q *SPSC[T]) Close() {
-	q.tail.Or(closedBit)
-	q.bells.closeBells()
+	t := q.tail.Load()
+	if t&closedBit != 0 {
+		return
+	}
+	storeRel(&q.tail, t|closedBit)
+	storeLoadFence() // the closed bit before the loads of both bells' waiter counts
+	q.bells.closed()
 }
 
 // Len is the number of items in the ring.
@@ -213,3 +293,66 @@ func (q *SPSC[T]) Len() int { return ringLen(q.tail.Load(), q.head.Load(), len(q
 
 // Cap is the ring's capacity.
 func (q *SPSC[T]) Cap() int { return len(q.buf) }
+
+// Producer returns the ring's pushing end. Give it to the one goroutine
+// that pushes; it is a small value, free to copy.
+func (q *SPSC[T]) Producer() SPSCProducer[T] { return SPSCProducer[T]{q} }
+
+// Consumer returns the ring's popping end. Give it to the one goroutine
+// that pops; it is a small value, free to copy.
+func (q *SPSC[T]) Consumer() SPSCConsumer[T] { return SPSCConsumer[T]{q} }
+
+// SPSCProducer is the pushing end of an SPSC ring: its methods are the
+// ring's, restricted to what the producer may call.
+type SPSCProducer[T any] struct{ q *SPSC[T] }
+
+// TryPush adds v if there is room and the ring is open.
+func (p SPSCProducer[T]) TryPush(v T) bool { return p.q.push(v) == stOK }
+
+// TrySend adds v, or says why not: ErrFull or ErrClosed.
+func (p SPSCProducer[T]) TrySend(v T) error { return statusErr[p.q.push(v)&7] }
+
+// Push adds v, waiting while the ring is full.
+func (p SPSCProducer[T]) Push(ctx context.Context, v T) error { return p.q.Push(ctx, v) }
+
+// PushBatch adds as many of vs as fit, in order.
+func (p SPSCProducer[T]) PushBatch(vs []T) int { return p.q.PushBatch(vs) }
+
+// Close stops intake and wakes the consumer, which drains what is left
+// and then gets ErrClosed.
+func (p SPSCProducer[T]) Close() { p.q.Close() }
+
+// Len is the number of items in the ring.
+func (p SPSCProducer[T]) Len() int { return p.q.Len() }
+
+// Cap is the ring's capacity.
+func (p SPSCProducer[T]) Cap() int { return p.q.Cap() }
+
+// SPSCConsumer is the popping end of an SPSC ring.
+type SPSCConsumer[T any] struct{ q *SPSC[T] }
+
+// TryPop removes the oldest item if there is one.
+func (c SPSCConsumer[T]) TryPop() (T, bool) {
+	v, st := c.q.pop()
+	return v, st == stOK
+}
+
+// TryRecv removes the oldest item, or says why not: ErrEmpty, or
+// ErrClosed once the ring is closed and drained.
+func (c SPSCConsumer[T]) TryRecv() (T, error) {
+	v, st := c.q.pop()
+	return v, statusErr[st&7]
+}
+
+// Pop removes the oldest item, waiting while the ring is empty; after
+// Close it drains, then returns ErrClosed.
+func (c SPSCConsumer[T]) Pop(ctx context.Context) (T, error) { return c.q.Pop(ctx) }
+
+// PopBatch takes up to len(dst) of the oldest items.
+func (c SPSCConsumer[T]) PopBatch(dst []T) int { return c.q.PopBatch(dst) }
+
+// Len is the number of items in the ring.
+func (c SPSCConsumer[T]) Len() int { return c.q.Len() }
+
+// Cap is the ring's capacity.
+func (c SPSCConsumer[T]) Cap() int { return c.q.Cap() }

@@ -7,14 +7,20 @@ import (
 	"unsafe"
 )
 
-// intWords adapts Words to Queue[int] so the table-driven ring tests (FIFO,
-// Close, blocking, stress, close race, fuzz) run against the assembly.
-type intWords struct{ w *Words }
+// intWords adapts a Queue[uint64] (Words, or its two ends joined) to
+// Queue[int] so the table-driven ring tests (FIFO, Close, blocking,
+// stress, close race, fuzz) run against the assembly.
+type intWords struct{ w Queue[uint64] }
 
 func (q intWords) TryPush(v int) bool { return q.w.TryPush(uint64(v)) }
 func (q intWords) TryPop() (int, bool) {
 	v, ok := q.w.TryPop()
 	return int(v), ok
+}
+func (q intWords) TrySend(v int) error { return q.w.TrySend(uint64(v)) }
+func (q intWords) TryRecv() (int, error) {
+	v, err := q.w.TryRecv()
+	return int(v), err
 }
 func (q intWords) Push(ctx context.Context, v int) error { return q.w.Push(ctx, uint64(v)) }
 func (q intWords) Pop(ctx context.Context) (int, error) {
@@ -35,29 +41,26 @@ func init() {
 	ringKinds = append(ringKinds, ringKind{
 		name:   "Words",
 		newInt: func(n int, o ...Option) Queue[int] { return intWords{NewWords(n, o...)} },
+	}, ringKind{
+		name: "Words ends",
+		newInt: func(n int, o ...Option) Queue[int] {
+			w := NewWords(n, o...)
+			return intWords{joined[uint64]{w.Producer(), w.Consumer()}}
+		},
 	})
 }
 
-var _ Queue[uint64] = (*Words)(nil)
-
-// TestWordsLayout checks the offsets the assembly hard-codes.
+// TestWordsLayout checks what the assembly assumes beyond go_asm.h's
+// offsets: the slot slice of an SPSC[uint64] sits right after its core,
+// at spscCore__size, and a Words is its SPSC[uint64] at offset 0.
 func TestWordsLayout(t *testing.T) {
 	var q SPSC[uint64]
-	want := map[string][6]uintptr{
-		"64":  {64, 72, 128, 136, 192, 216},
-		"128": {128, 136, 256, 264, 384, 408},
+	if off, size := unsafe.Offsetof(q.buf), unsafe.Sizeof(q.spscCore); off != size {
+		t.Fatalf("SPSC[uint64].buf at %d, the assembly reads it at spscCore's size %d", off, size)
 	}
-	got := [6]uintptr{
-		unsafe.Offsetof(q.tail), unsafe.Offsetof(q.headCache),
-		unsafe.Offsetof(q.head), unsafe.Offsetof(q.tailCache),
-		unsafe.Offsetof(q.buf), unsafe.Offsetof(q.mask),
-	}
-	key := "64"
-	if CacheLineSize == 128 {
-		key = "128"
-	}
-	if got != want[key] {
-		t.Fatalf("SPSC[uint64] offsets %v, the assembly assumes %v (line %d B)", got, want[key], CacheLineSize)
+	var w Words
+	if off := unsafe.Offsetof(w.r); off != 0 {
+		t.Fatalf("Words.r at %d, want 0", off)
 	}
 }
 
@@ -124,7 +127,7 @@ func TestWordsMatchesSPSC(t *testing.T) {
 			break
 		}
 	}
-	if _, st := wordPop(&w.SPSC); status(st) != stDrained {
+	if _, st := wordPop(&w.r); status(st) != stDrained {
 		t.Fatalf("wordPop on a drained closed ring = %v, want drained", st)
 	}
 }

@@ -56,6 +56,43 @@ var ringCases = []ringCase{
 	{"MPMC 2P2C", []Role{Producer, Producer, Consumer, Consumer}, false,
 		func(c int) Queue { return knit.NewMPMC[uint64](c) },
 		func(c int) knit.Queue[bigVal] { return knit.NewMPMC[bigVal](c) }},
+	{"SPSC ends, TrySend/TryRecv", []Role{Producer, Consumer}, true,
+		func(c int) Queue {
+			q := knit.NewSPSC[uint64](c)
+			return errEnds{q.Producer(), q.Consumer()}
+		}, nil},
+	{"Words ends, TrySend/TryRecv", []Role{Producer, Consumer}, true,
+		func(c int) Queue {
+			q := knit.NewWords(c)
+			return errEnds{q.Producer(), q.Consumer()}
+		}, nil},
+	{"MPMC, TrySend/TryRecv", []Role{Both, Both, Both, Both}, false,
+		func(c int) Queue {
+			q := knit.NewMPMC[uint64](c)
+			return errEnds{q, q}
+		}, nil},
+}
+
+// errEnds drives a ring through the calls that return errors (TrySend,
+// TryRecv): p pushes and c pops, an SPSC ring's two ends or one ring
+// given twice.
+type errEnds struct {
+	p interface {
+		TrySend(uint64) error
+		PushBatch([]uint64) int
+	}
+	c interface {
+		TryRecv() (uint64, error)
+		PopBatch([]uint64) int
+	}
+}
+
+func (e errEnds) TryPush(v uint64) bool     { return e.p.TrySend(v) == nil }
+func (e errEnds) PushBatch(vs []uint64) int { return e.p.PushBatch(vs) }
+func (e errEnds) PopBatch(dst []uint64) int { return e.c.PopBatch(dst) }
+func (e errEnds) TryPop() (uint64, bool) {
+	v, err := e.c.TryRecv()
+	return v, err == nil
 }
 
 // opsPer keeps each history near 120 operations whatever the goroutine

@@ -32,12 +32,12 @@ type atomicPingPong struct {
 	_    line
 	stop atomic.Bool
 	msgs []int64
-	cfg  harness.Config
+	lock func(slot int) (release func()) // locks (and may pin) an end's thread
 	done chan struct{}
 }
 
 func startAtomicPingPong(cfg harness.Config, batch int) *atomicPingPong {
-	p := &atomicPingPong{cfg: cfg, msgs: make([]int64, batch), done: make(chan struct{})}
+	p := &atomicPingPong{lock: cfg.LockThread, msgs: make([]int64, batch), done: make(chan struct{})}
 	ready := make(chan struct{})
 	go p.partner(ready)
 	<-ready
@@ -46,7 +46,7 @@ func startAtomicPingPong(cfg harness.Config, batch int) *atomicPingPong {
 
 func (p *atomicPingPong) partner(ready chan<- struct{}) {
 	defer close(p.done)
-	release := p.cfg.LockThread(1)
+	release := p.lock(1)
 	defer release()
 	close(ready)
 	var seen uint64
@@ -65,7 +65,7 @@ func (p *atomicPingPong) partner(ready chan<- struct{}) {
 
 // Run does n round trips of the whole batch, checking every reply.
 func (p *atomicPingPong) Run(n int) error {
-	release := p.cfg.LockThread(0)
+	release := p.lock(0)
 	defer release()
 	for i := 0; i < n; i++ {
 		for j := range p.msgs {

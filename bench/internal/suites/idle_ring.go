@@ -34,7 +34,7 @@ func init() {
 		Rows: func(cfg harness.Config) []harness.Row {
 			rows := []harness.Row{
 				idleRow(cfg, idleRef, startIdleChan),
-				idleRow(cfg, "knit SPSC consumer in Pop, spin 0", startIdleRing(false, 1, knit.WithSpin(0))),
+				idleRow(cfg, "knit SPSC consumer in Pop, no spin", startIdleRing(false, 1, knit.WithSpin(knit.NoSpin))),
 				idleRow(cfg, "knit SPSC consumer in Pop, spin 50µs", startIdleRing(false, 1, knit.WithSpin(50*time.Microsecond))),
 			}
 			if cfg.Scale == harness.Full {

@@ -89,7 +89,7 @@ func names0(ss []harness.Suite) []string {
 // first, then the primitives (spin, rings), then the pool against its
 // peers, then the seed tables' shapes, and idle CPU last.
 var runOrder = []string{
-	"limits", "spin", "rings",
+	"limits", "spin", "rings", "spsc-rigtorp",
 	"ipc-peers", "pool", "pool-call", "pool-steal",
 	"payload", "types", "heavy", "idle",
 }

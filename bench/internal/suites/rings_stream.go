@@ -74,12 +74,17 @@ func (s *chanStream) Close() error {
 
 // spscStream streams through a knit SPSC[uint64]: Push/Pop for batch 1,
 // PushBatch/PopBatch otherwise, with a blocking Push (Pop) when a batch
-// finds the ring full (empty).
+// finds the ring full (empty). Close asks the producer to stop and drains
+// the ring until the producer's own Close comes through: an SPSC ring is
+// closed by its producer.
 type spscStream struct {
 	q     *knit.SPSC[uint64]
 	batch int
 	dst   []uint64
 	want  uint64
+	_     line
+	stop  atomic.Bool // read by the producer every item: on a line of its own
+	_     line
 	done  chan struct{}
 }
 
@@ -93,10 +98,11 @@ func startSPSCStream(batch, burst int, gap time.Duration, opts ...knit.Option) *
 func (s *spscStream) produce(burst int, gap time.Duration) {
 	defer close(s.done)
 	ctx := context.Background()
-	q := s.q
+	q := s.q.Producer()
+	defer q.Close()
 	var next uint64
 	if s.batch == 1 {
-		for {
+		for !s.stop.Load() {
 			if q.Push(ctx, next) != nil {
 				return
 			}
@@ -105,9 +111,10 @@ func (s *spscStream) produce(burst int, gap time.Duration) {
 				burstSleep(gap)
 			}
 		}
+		return
 	}
 	buf := make([]uint64, s.batch)
-	for {
+	for !s.stop.Load() {
 		for i := range buf {
 			buf[i] = next + uint64(i)
 		}
@@ -124,7 +131,7 @@ func (s *spscStream) produce(burst int, gap time.Duration) {
 
 func (s *spscStream) Run(n int) error {
 	ctx := context.Background()
-	q := s.q
+	q := s.q.Consumer()
 	if s.batch == 1 {
 		for range n {
 			v, err := q.Pop(ctx)
@@ -159,7 +166,12 @@ func (s *spscStream) Run(n int) error {
 }
 
 func (s *spscStream) Close() error {
-	s.q.Close()
+	s.stop.Store(true)
+	for {
+		if _, err := s.q.Pop(context.Background()); err != nil {
+			break
+		}
+	}
 	<-s.done
 	return nil
 }
@@ -170,6 +182,9 @@ type wordsStream struct {
 	batch int
 	dst   []uint64
 	want  uint64
+	_     line
+	stop  atomic.Bool
+	_     line
 	done  chan struct{}
 }
 
@@ -183,18 +198,20 @@ func startWordsStream(batch int) *wordsStream {
 func (s *wordsStream) produce() {
 	defer close(s.done)
 	ctx := context.Background()
-	q := s.q
+	q := s.q.Producer()
+	defer q.Close()
 	var next uint64
 	if s.batch == 1 {
-		for {
+		for !s.stop.Load() {
 			if q.Push(ctx, next) != nil {
 				return
 			}
 			next++
 		}
+		return
 	}
 	buf := make([]uint64, s.batch)
-	for {
+	for !s.stop.Load() {
 		for i := range buf {
 			buf[i] = next + uint64(i)
 		}
@@ -211,7 +228,7 @@ func (s *wordsStream) produce() {
 
 func (s *wordsStream) Run(n int) error {
 	ctx := context.Background()
-	q := s.q
+	q := s.q.Consumer()
 	if s.batch == 1 {
 		for range n {
 			v, err := q.Pop(ctx)
@@ -246,7 +263,12 @@ func (s *wordsStream) Run(n int) error {
 }
 
 func (s *wordsStream) Close() error {
-	s.q.Close()
+	s.stop.Store(true)
+	for {
+		if _, err := s.q.Pop(context.Background()); err != nil {
+			break
+		}
+	}
 	<-s.done
 	return nil
 }

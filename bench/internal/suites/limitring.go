@@ -1,0 +1,75 @@
+//go:build amd64 || arm64
+
+package suites
+
+import (
+	"unsafe"
+
+	"github.com/knit-go/knit"
+)
+
+// limitRing is the all-assembly limit: knit's SPSC layout (each side's
+// index with its cached copy of the other's, on a cache line of its own)
+// driven by producer and consumer loops written wholly in assembly
+// (limitring_$GOARCH.s): no call per item, no closed bit, no doorbell, no
+// Go in the loop. Each item is a release store of the slot's index, as in
+// knit, so the rows beside it are read against the floor of the design
+// itself. Items are the low bits of their position, so the consumer checks
+// order without state.
+//
+//lint:file-ignore U1000 the index fields are read and written by the assembly, at go_asm.h's offsets
+type limitRing struct {
+	_         [knit.CacheLineSize]byte
+	tail      uint64 // producer's
+	headCache uint64
+	_         [knit.CacheLineSize - 16]byte
+	head      uint64 // consumer's
+	tailCache uint64
+	_         [knit.CacheLineSize - 16]byte
+	buf       unsafe.Pointer // cap slots of 4 or 8 bytes
+	mask      uint64
+	_         [knit.CacheLineSize - 16]byte
+}
+
+// haveLimitRing says the assembly exists on this GOARCH.
+const haveLimitRing = true
+
+func newLimitRing(capacity, slot int) *limitRing {
+	buf := make([]byte, capacity*slot)
+	return &limitRing{buf: unsafe.Pointer(unsafe.SliceData(buf)), mask: uint64(capacity - 1)}
+}
+
+// The loops give up after spins unanswered polls, so that Go can preempt
+// the thread (a goroutine inside assembly cannot be stopped): callers loop
+// around them. The 32 and 64 variants move 4- and 8-byte items.
+
+// limitPush* pushes up to n items and returns how many went in.
+//
+//go:noescape
+func limitPush32(r *limitRing, n, spins uint64) uint64
+
+//go:noescape
+func limitPush64(r *limitRing, n, spins uint64) uint64
+
+// limitPop* pops up to n items and returns how many came out and how many
+// of them were not the low bits of their position.
+//
+//go:noescape
+func limitPop32(r *limitRing, n, spins uint64) (got, bad uint64)
+
+//go:noescape
+func limitPop64(r *limitRing, n, spins uint64) (got, bad uint64)
+
+// limitPing32 does up to n round trips (push to req, pop the answer from
+// rep), resuming one whose request is already out when pending is 1; it
+// returns the trips completed, whether a request is still out, and how
+// many answers were not the request's position plus one.
+//
+//go:noescape
+func limitPing32(req, rep *limitRing, n, spins, pending uint64) (trips, stillPending, bad uint64)
+
+// limitPong32 answers requests (the position plus one) until spins polls
+// find none, and returns how many it answered.
+//
+//go:noescape
+func limitPong32(req, rep *limitRing, spins uint64) uint64

@@ -1,0 +1,557 @@
+package knit
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"reflect"
+	"runtime"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+	"unsafe"
+)
+
+// sender and receiver are the two halves of Queue, as the ends of an SPSC
+// ring (or a Words) offer them.
+type sender[T any] interface {
+	TryPush(v T) bool
+	TrySend(v T) error
+	Push(ctx context.Context, v T) error
+	PushBatch(vs []T) int
+	Close()
+	Len() int
+	Cap() int
+}
+
+type receiver[T any] interface {
+	TryPop() (T, bool)
+	TryRecv() (T, error)
+	Pop(ctx context.Context) (T, error)
+	PopBatch(dst []T) int
+}
+
+// joined puts a ring's two ends back together as a Queue, so the
+// table-driven tests run through the end types.
+type joined[T any] struct {
+	sender[T]
+	receiver[T]
+}
+
+var (
+	_ sender[int]      = SPSCProducer[int]{}
+	_ receiver[int]    = SPSCConsumer[int]{}
+	_ sender[uint64]   = WordsProducer{}
+	_ receiver[uint64] = WordsConsumer{}
+)
+
+func init() {
+	ringKinds = append(ringKinds, ringKind{
+		name: "SPSC ends",
+		newInt: func(n int, o ...Option) Queue[int] {
+			q := NewSPSC[int](n, o...)
+			return joined[int]{q.Producer(), q.Consumer()}
+		},
+		newPtr: func(n int) Queue[*int] {
+			q := NewSPSC[*int](n)
+			return joined[*int]{q.Producer(), q.Consumer()}
+		},
+		slotsAreZeroed: func(q Queue[*int]) bool {
+			for _, p := range q.(joined[*int]).sender.(SPSCProducer[*int]).q.buf {
+				if p != nil {
+					return false
+				}
+			}
+			return true
+		},
+	})
+}
+
+// TestRingTryErrors: TrySend and TryRecv tell full, empty and closed
+// apart, and the errors work with errors.Is. Before them, a producer
+// looping on TryPush spun forever after Close.
+func TestRingTryErrors(t *testing.T) {
+	for _, k := range ringKinds {
+		t.Run(k.name, func(t *testing.T) {
+			q := k.newInt(2)
+			if _, err := q.TryRecv(); !errors.Is(err, ErrEmpty) {
+				t.Fatalf("TryRecv on an empty ring = %v, want ErrEmpty", err)
+			}
+			for i := range 2 {
+				if err := q.TrySend(i); err != nil {
+					t.Fatalf("TrySend(%d) = %v", i, err)
+				}
+			}
+			if err := q.TrySend(2); !errors.Is(err, ErrFull) {
+				t.Fatalf("TrySend on a full ring = %v, want ErrFull", err)
+			}
+			q.Close()
+			// The loop a caller writes around a non-blocking push must end
+			// once the ring is closed.
+			for {
+				err := q.TrySend(3)
+				if errors.Is(err, ErrFull) {
+					continue
+				}
+				if !errors.Is(err, ErrClosed) {
+					t.Fatalf("TrySend after Close = %v, want ErrClosed", err)
+				}
+				break
+			}
+			for want := range 2 {
+				if v, err := q.TryRecv(); err != nil || v != want {
+					t.Fatalf("TryRecv = %d, %v; want %d", v, err, want)
+				}
+			}
+			if _, err := q.TryRecv(); !errors.Is(err, ErrClosed) {
+				t.Fatalf("TryRecv on a drained closed ring = %v, want ErrClosed", err)
+			}
+		})
+	}
+}
+
+// mustPanic runs f and checks that it panics with a message containing
+// every one of want.
+func mustPanic(t *testing.T, what string, f func(), want ...string) {
+	t.Helper()
+	defer func() {
+		t.Helper()
+		r := recover()
+		if r == nil {
+			t.Errorf("%s did not panic", what)
+			return
+		}
+		msg := fmt.Sprint(r)
+		for _, w := range want {
+			if !strings.Contains(msg, w) {
+				t.Errorf("%s panicked with %q, which does not name %q", what, msg, w)
+			}
+		}
+	}()
+	f()
+}
+
+// TestRingZeroValue: a ring no constructor made panics on first use with a
+// message naming the constructor, on the assembly paths too (Words). It
+// used to panic with "index out of range", dereference nil inside the
+// assembly, or block forever in Pop.
+func TestRingZeroValue(t *testing.T) {
+	rings := []struct {
+		kind, ctor string
+		q          func() Queue[int]
+	}{
+		{"SPSC", "NewSPSC", func() Queue[int] { return new(SPSC[int]) }},
+		{"MPSC", "NewMPSC", func() Queue[int] { return new(MPSC[int]) }},
+		{"SPMC", "NewSPMC", func() Queue[int] { return new(SPMC[int]) }},
+		{"MPMC", "NewMPMC", func() Queue[int] { return new(MPMC[int]) }},
+		{"Words", "NewWords", func() Queue[int] { return intWords{new(Words)} }},
+	}
+	ops := []struct {
+		name string
+		do   func(Queue[int])
+	}{
+		{"TryPush", func(q Queue[int]) { q.TryPush(1) }},
+		{"TrySend", func(q Queue[int]) { _ = q.TrySend(1) }},
+		{"TryPop", func(q Queue[int]) { q.TryPop() }},
+		{"TryRecv", func(q Queue[int]) { _, _ = q.TryRecv() }},
+		{"PushBatch", func(q Queue[int]) { q.PushBatch([]int{1}) }},
+		{"PopBatch", func(q Queue[int]) { q.PopBatch(make([]int, 1)) }},
+		{"Push", func(q Queue[int]) {
+			ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+			defer cancel()
+			_ = q.Push(ctx, 1)
+		}},
+		{"Pop", func(q Queue[int]) {
+			ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+			defer cancel()
+			_, _ = q.Pop(ctx)
+		}},
+	}
+	for _, r := range rings {
+		for _, op := range ops {
+			mustPanic(t, "zero "+r.kind+"."+op.name, func() { op.do(r.q()) }, r.kind, r.ctor)
+		}
+		if q := r.q(); q.Len() != 0 || q.Cap() != 0 {
+			t.Errorf("zero %s: Len %d, Cap %d; want 0, 0", r.kind, q.Len(), q.Cap())
+		}
+	}
+}
+
+// TestRingCapacityTooLarge: a ring whose slots would take more than the
+// limit is refused with its size in the message, not left to the
+// allocator.
+func TestRingCapacityTooLarge(t *testing.T) {
+	mustPanic(t, "NewMPMC of 1 MiB items", func() { NewMPMC[[1 << 20]byte](MaxCapacity) },
+		"MPMC", strconv.Itoa(MaxCapacity), "GiB", "1048584-byte")
+	mustPanic(t, "NewSPSC of 4 KiB items", func() { NewSPSC[[4096]byte](MaxCapacity) },
+		"SPSC", strconv.Itoa(MaxCapacity), "GiB", "4096-byte")
+}
+
+// TestRingLargeCapacityIsLazy: a ring of MaxCapacity slots costs what its
+// allocation costs and no more: creating one touches none of its pages.
+// NewMPMC[struct{}](1<<30) used to take 30 s and 16.8 GB, writing every
+// slot's sequence with a locked instruction.
+//
+// It runs in a child process: like make, a ring's allocation is only free
+// of writes when the heap hands out fresh memory, and earlier tests leave
+// freed memory behind that the allocator would clear first.
+func TestRingLargeCapacityIsLazy(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("reads the resident set from /proc")
+	}
+	if raceEnabled {
+		t.Skip("the race detector's shadow memory follows the heap")
+	}
+	if os.Getenv(largeRingChildEnv) == "" {
+		cmd := selfCommand("-test.run=^TestRingLargeCapacityIsLazy$", "-test.count=1", "-test.v")
+		cmd.Env = append(os.Environ(), largeRingChildEnv+"=1")
+		done := make(chan struct{})
+		defer close(done)
+		go func() {
+			select {
+			case <-done:
+			case <-time.After(2 * time.Minute):
+				cmd.Process.Kill()
+			}
+		}()
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("child: %v\n%s", err, out)
+		}
+		return
+	}
+	before := residentBytes(t)
+	q := NewMPMC[struct{}](MaxCapacity)
+	m := NewMPSC[struct{}](MaxCapacity)
+	s := NewSPSC[int32](MaxCapacity)
+	grew := residentBytes(t) - before
+	if grew > 256<<20 {
+		t.Errorf("three rings of %d slots made the process %d MiB larger; creation must not touch the slots", MaxCapacity, grew>>20)
+	}
+	for _, r := range []Queue[struct{}]{q, m} {
+		if r.Cap() != MaxCapacity || !r.TryPush(struct{}{}) {
+			t.Fatalf("large ring: Cap %d", r.Cap())
+		}
+		if _, ok := r.TryPop(); !ok {
+			t.Fatal("large ring lost its item")
+		}
+	}
+	if !s.TryPush(7) {
+		t.Fatal("large SPSC refused a push")
+	}
+	if v, ok := s.TryPop(); !ok || v != 7 {
+		t.Fatalf("large SPSC popped %d, %v", v, ok)
+	}
+}
+
+// largeRingChildEnv marks the child process of TestRingLargeCapacityIsLazy.
+const largeRingChildEnv = "KNIT_TEST_LARGE_RING_CHILD"
+
+// residentBytes reads the process's resident set size.
+func residentBytes(t *testing.T) int64 {
+	b, err := os.ReadFile("/proc/self/statm")
+	if err != nil {
+		t.Skip(err)
+	}
+	f := strings.Fields(string(b))
+	pages, err := strconv.ParseInt(f[1], 10, 64)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return pages * int64(os.Getpagesize())
+}
+
+// TestRingSpinOptions: WithSpin reads as every spin budget in knit does.
+func TestRingSpinOptions(t *testing.T) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(0))
+	for _, procs := range []int{1, 2, 4, 8} {
+		runtime.GOMAXPROCS(procs)
+		def := NoSpin
+		if procs >= 4 {
+			def = DefaultRingSpin
+		}
+		for _, c := range []struct {
+			opts []Option
+			want time.Duration
+		}{
+			{nil, def},
+			{[]Option{WithSpin(0)}, def},
+			{[]Option{WithSpin(NoSpin)}, NoSpin},
+			{[]Option{WithSpin(-time.Second)}, NoSpin},
+			{[]Option{WithSpin(7 * time.Microsecond)}, 7 * time.Microsecond},
+		} {
+			if got := ringPark(c.opts).Spin; got != c.want {
+				t.Errorf("GOMAXPROCS %d: spin %v, want %v", procs, got, c.want)
+			}
+		}
+	}
+}
+
+// TestRingBellModes streams bursts longer than relaxAfter with a pause
+// between them long enough for the consumer to park, so every burst takes
+// the doorbell from fenced to relaxed and every park takes it back with
+// the asymmetric barrier, with publishes racing the switch; every item
+// must arrive, in order, and no park may sleep through its item.
+func TestRingBellModes(t *testing.T) {
+	if !relaxedPublish {
+		t.Skip("sync/atomic publication in this build: no bell modes")
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	startAsymBarrier()
+	for !asymBarrierReady() {
+		if time.Now().After(deadline) {
+			t.Skip("membarrier(2) unavailable: bells stay fenced")
+		}
+		time.Sleep(time.Millisecond)
+	}
+	defer watchdog(t, 60*time.Second)()
+	bursts, burst := 200, 3*relaxAfter
+	if testing.Short() {
+		bursts = 40
+	}
+	for _, k := range ringKinds {
+		if k.multiConsumer {
+			continue // order is per consumer; the stress tests cover them
+		}
+		// The multi-sided rings never relax: their publishes stay
+		// sync/atomic stores, which an Event of the caller's may rely on.
+		relaxing := !k.multiProducer
+		t.Run(k.name, func(t *testing.T) {
+			relaxes, switches := bellRelaxes.Load(), bellSwitches.Load()
+			q := k.newInt(4096, WithSpin(NoSpin))
+			var wg sync.WaitGroup
+			wg.Add(1)
+			errc := make(chan error, 1)
+			go func() {
+				defer wg.Done()
+				for want := 0; ; want++ {
+					v, err := q.Pop(context.Background())
+					if errors.Is(err, ErrClosed) && want == bursts*burst {
+						errc <- nil
+						return
+					}
+					if err != nil || v != want {
+						errc <- fmt.Errorf("Pop = %d, %v; want %d", v, err, want)
+						return
+					}
+				}
+			}()
+			next := 0
+			for range bursts {
+				for range burst {
+					if err := q.Push(context.Background(), next); err != nil {
+						t.Fatal(err)
+					}
+					next++
+				}
+				time.Sleep(200 * time.Microsecond)
+			}
+			q.Close()
+			wg.Wait()
+			if err := <-errc; err != nil {
+				t.Fatal(err)
+			}
+			r, s := bellRelaxes.Load()-relaxes, bellSwitches.Load()-switches
+			t.Logf("%d bursts: %d bells relaxed, %d switched back", bursts, r, s)
+			if !relaxing {
+				if r != 0 {
+					t.Errorf("%d bells relaxed on a multi-sided ring", r)
+				}
+				return
+			}
+			if r < uint64(bursts)/2 || s < uint64(bursts)/2 {
+				t.Errorf("%d bursts relaxed the bells %d times and switched them back %d times; the test did not exercise the modes", bursts, r, s)
+			}
+		})
+	}
+}
+
+// TestRingParkRace bounces an item between two goroutines through two
+// rings, each side spinning on TryPop for a random while and then
+// parking in Pop, so that parks land at every offset from the partner's
+// publish, the window in which a publisher that reads "no waiter" while
+// its store is still in its store buffer would leave the waiter asleep.
+// A lost wakeup shows as a Pop that times out.
+func TestRingParkRace(t *testing.T) {
+	trips := 200_000
+	if testing.Short() || raceEnabled {
+		trips = 20_000
+	}
+	defer watchdog(t, 120*time.Second)()
+	for _, k := range ringKinds {
+		if k.multiProducer || k.multiConsumer {
+			continue
+		}
+		t.Run(k.name, func(t *testing.T) {
+			req, rep := k.newInt(8, WithSpin(NoSpin)), k.newInt(8, WithSpin(NoSpin))
+			take := func(q Queue[int], seed *uint32) (int, error) {
+				*seed = *seed*1664525 + 1013904223
+				for range *seed >> 25 { // 0-127 tries
+					if v, ok := q.TryPop(); ok {
+						return v, nil
+					}
+				}
+				ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+				defer cancel()
+				return q.Pop(ctx)
+			}
+			errc := make(chan error, 1)
+			go func() {
+				seed := uint32(2)
+				for {
+					v, err := take(req, &seed)
+					if errors.Is(err, ErrClosed) {
+						errc <- nil
+						return
+					}
+					if err != nil {
+						errc <- fmt.Errorf("partner: %w (lost wakeup?)", err)
+						return
+					}
+					if err := rep.Push(context.Background(), v+1); err != nil {
+						errc <- err
+						return
+					}
+				}
+			}()
+			seed := uint32(1)
+			for i := range trips {
+				if err := req.Push(context.Background(), i); err != nil {
+					t.Fatal(err)
+				}
+				v, err := take(rep, &seed)
+				if err != nil {
+					t.Fatalf("trip %d: %v (lost wakeup?); relaxed %d, switched %d", i, err, bellRelaxes.Load(), bellSwitches.Load())
+				}
+				if v != i+1 {
+					t.Fatalf("trip %d: got %d", i, v)
+				}
+			}
+			req.Close()
+			if err := <-errc; err != nil {
+				t.Fatal(err)
+			}
+		})
+	}
+}
+
+// TestHoldsPointers: a ring clears popped slots exactly for the element
+// types that can keep memory alive.
+func TestHoldsPointers(t *testing.T) {
+	type plain struct {
+		_ int32
+		_ [3]float64
+		_ struct{ _ uint8 }
+	}
+	type withString struct {
+		_ int
+		_ string
+	}
+	for _, c := range []struct {
+		t    reflect.Type
+		want bool
+	}{
+		{reflect.TypeFor[int32](), false},
+		{reflect.TypeFor[uint64](), false},
+		{reflect.TypeFor[struct{}](), false},
+		{reflect.TypeFor[plain](), false},
+		{reflect.TypeFor[[4]complex128](), false},
+		{reflect.TypeFor[[0]*int](), false},
+		{reflect.TypeFor[*int](), true},
+		{reflect.TypeFor[string](), true},
+		{reflect.TypeFor[[]byte](), true},
+		{reflect.TypeFor[withString](), true},
+		{reflect.TypeFor[[2]withString](), true},
+		{reflect.TypeFor[any](), true},
+		{reflect.TypeFor[map[int]int](), true},
+		{reflect.TypeFor[chan int](), true},
+		{reflect.TypeFor[func()](), true},
+		{reflect.TypeFor[unsafe.Pointer](), true},
+	} {
+		if got := holdsPointers(c.t); got != c.want {
+			t.Errorf("holdsPointers(%v) = %v, want %v", c.t, got, c.want)
+		}
+	}
+}
+
+// TestRingExternalEvent bounces an item through two multi-sided rings
+// with the caller's own Events as doorbells, the way the pool waits for
+// its MPMC queues: TryPush then Notify on one side, Prepare then a TryPop
+// re-check then Wait on the other. That protocol needs every publish to
+// be ordered before the Notify's load of the waiter count; a lost wakeup
+// shows as a Wait that times out.
+func TestRingExternalEvent(t *testing.T) {
+	trips := 200_000
+	if testing.Short() || raceEnabled {
+		trips = 20_000
+	}
+	defer watchdog(t, 120*time.Second)()
+	for _, k := range ringKinds {
+		if !k.multiProducer && !k.multiConsumer {
+			continue // SPSC rings are waited for with their own Pop
+		}
+		t.Run(k.name, func(t *testing.T) {
+			req, rep := k.newInt(8), k.newInt(8)
+			var reqEv, repEv Event
+			send := func(q Queue[int], ev *Event, v int) {
+				for !q.TryPush(v) {
+					runtime.Gosched()
+				}
+				ev.Notify(1)
+			}
+			take := func(q Queue[int], ev *Event, seed *uint32) (int, error) {
+				*seed = *seed*1664525 + 1013904223
+				for range *seed >> 25 {
+					if v, ok := q.TryPop(); ok {
+						return v, nil
+					}
+				}
+				for {
+					tk := ev.Prepare()
+					if v, ok := q.TryPop(); ok {
+						ev.Cancel(tk)
+						return v, nil
+					}
+					ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+					err := ev.Wait(ctx, tk, Park{Spin: NoSpin})
+					cancel()
+					if err != nil {
+						return 0, err
+					}
+					if v, ok := q.TryPop(); ok {
+						return v, nil
+					}
+				}
+			}
+			errc := make(chan error, 1)
+			go func() {
+				seed := uint32(2)
+				for range trips {
+					v, err := take(req, &reqEv, &seed)
+					if err != nil {
+						errc <- fmt.Errorf("partner: %w (lost wakeup?)", err)
+						return
+					}
+					send(rep, &repEv, v+1)
+				}
+				errc <- nil
+			}()
+			seed := uint32(1)
+			for i := range trips {
+				send(req, &reqEv, i)
+				v, err := take(rep, &repEv, &seed)
+				if err != nil {
+					t.Fatalf("trip %d: %v (lost wakeup?)", i, err)
+				}
+				if v != i+1 {
+					t.Fatalf("trip %d: got %d", i, v)
+				}
+			}
+			if err := <-errc; err != nil {
+				t.Fatal(err)
+			}
+		})
+	}
+}
