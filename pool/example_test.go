@@ -43,7 +43,7 @@ func ExampleTask_CallBatch() {
 	double := pool.NewTask(p, func(x int) int { return 2 * x })
 	ins := []int{1, 2, 3, 4}
 	out := make([]pool.Future[int], len(ins))
-	double.CallBatch(ins, out) // one push, one doorbell ring
+	double.CallBatch(ins, out) // the calls travel together, one queue entry per worker
 	for _, f := range out {
 		v, _ := f.Wait(context.Background())
 		fmt.Print(v, " ")

@@ -38,6 +38,13 @@ type worker struct {
 	nestEv atomic.Pointer[knit.Event]
 	_      [knit.CacheLineSize]byte
 
+	// fr and carry belong to the worker's goroutine alone (see batch.go):
+	// the packet run it is in, and what a goroutine that ended in
+	// runtime.Goexit left for its replacement.
+	fr    batchFrame
+	carry []job
+	_     [knit.CacheLineSize]byte
+
 	// Read-only after New.
 	p   *Pool
 	q   *knit.MPMC[job] // this worker's queue: the owner and thieves pop, submitters push
@@ -72,6 +79,12 @@ func (w *worker) main(started *sync.WaitGroup) {
 		}
 		w.p.workerExited()
 	}()
+	for len(w.carry) > 0 {
+		j := w.carry[0]
+		w.carry = w.carry[1:]
+		w.run(j)
+	}
+	w.carry = nil
 	w.loop()
 	normal = true
 }
@@ -250,8 +263,10 @@ func (w *worker) drained() bool {
 // run executes one task and counts it. Panics are recovered inside
 // j.run, so the worker survives them.
 func (w *worker) run(j job) {
-	j.run(w)
-	w.completed.inc()
+	if w.fr.pk != nil {
+		w.fr.pk.settle(w) // nested inside a call of a packet
+	}
+	w.completed.add(j.run(w))
 }
 
 // goPanicked reports a panic in a Go task. v is nil when the task called
@@ -278,9 +293,9 @@ func (w *worker) abandonQueued() int {
 			runtime.Gosched()
 			continue
 		}
-		j.abandon()
-		w.p.abandoned.Add(1)
-		n++
+		k := j.abandon()
+		w.p.abandoned.Add(uint64(k))
+		n += k
 	}
 	return n
 }
