@@ -74,11 +74,11 @@ type elem[In, Out any] struct {
 
 // packetList returns t's free list of packets of class c, making it on
 // first use.
-func (t *Task[In, Out]) packetList(c int) *freeList[*packet[In, Out]] {
+func (t *Task[In, Out]) packetList(c int) *freeList[packet[In, Out]] {
 	if l := t.packets[c].Load(); l != nil {
 		return l
 	}
-	l := &freeList[*packet[In, Out]]{ring: knit.NewMPMC[*packet[In, Out]](packetFree)}
+	l := &freeList[packet[In, Out]]{ring: knit.NewMPMC[*packet[In, Out]](packetFree)}
 	if t.packets[c].CompareAndSwap(nil, l) {
 		return l
 	}

@@ -18,33 +18,44 @@ type Task[In, Out any] struct {
 
 	// free holds slots whose value was taken, ready for the next Call.
 	// It holds as many slots as the queues hold calls; see freeList.
-	free freeList[*slot[In, Out]]
+	free freeList[slot[In, Out]]
 
 	// packets holds CallBatch's packets whose futures were all taken, one
 	// list per capacity class (see packetClasses), each made on first
 	// use.
-	packets [len(packetClasses)]atomic.Pointer[freeList[*packet[In, Out]]]
+	packets [len(packetClasses)]atomic.Pointer[freeList[packet[In, Out]]]
 }
 
-// freeList recycles one kind of object: a ring first, rather than a
-// sync.Pool, since the garbage collector does not empty it and the steady
-// state stays allocation-free; a burst of more outstanding objects than
-// the ring holds recycles the excess through spare, which the collector
-// may empty.
-type freeList[T any] struct {
-	ring  *knit.MPMC[T]
+// freeList recycles one kind of object (*E). The last one put back waits
+// in hot, which takes one atomic operation each way and hands back the
+// object whose lines are most likely still in this core's cache; the
+// rest go to a ring, rather than a sync.Pool, since the garbage collector
+// does not empty it and the steady state stays allocation-free; a burst
+// of more outstanding objects than the ring holds recycles the excess
+// through spare, which the collector may empty.
+type freeList[E any] struct {
+	hot   atomic.Pointer[E]
+	ring  *knit.MPMC[*E]
 	spare sync.Pool
 }
 
-func (l *freeList[T]) get() (T, bool) {
+func (l *freeList[E]) get() (*E, bool) {
+	if l.hot.Load() != nil {
+		if v := l.hot.Swap(nil); v != nil {
+			return v, true
+		}
+	}
 	if v, ok := l.ring.TryPop(); ok {
 		return v, true
 	}
-	v, ok := l.spare.Get().(T)
+	v, ok := l.spare.Get().(*E)
 	return v, ok
 }
 
-func (l *freeList[T]) put(v T) {
+func (l *freeList[E]) put(v *E) {
+	if l.hot.Load() == nil && l.hot.CompareAndSwap(nil, v) {
+		return
+	}
 	if !l.ring.TryPush(v) {
 		l.spare.Put(v)
 	}
