@@ -52,13 +52,15 @@ func (p *Pool) Stats() Stats {
 	for _, w := range p.workers {
 		taken += w.taken.load()
 		s.Stolen += w.stolen.load()
-		s.Parks += w.parks.load()
-		s.Wakes += w.wakes.load()
+		wakes := w.wakes.load() // before parks: a snapshot never shows wakes > parks
+		parks := w.parks.load()
+		s.Parks += parks
+		s.Wakes += wakes
 		s.SpinHits += w.spinHits.load()
 		if w.pinned.Load() {
 			s.Pinned++
 		}
-		if w.parked.Load() {
+		if parks != wakes {
 			s.Parked++
 		}
 	}

@@ -27,10 +27,9 @@ type worker struct {
 	completed counter
 	panicked  counter
 	stolen    counter
-	parks     counter
+	parks     counter // parks != wakes: the worker is parked (or about to park) on its doorbell
 	wakes     counter
 	spinHits  counter
-	parked    atomic.Bool // the worker is parked (or about to park) on its doorbell
 	pinned    atomic.Bool // the worker's thread is pinned to cpu
 	// nestEv is the event the worker parks on in a wait of its own (see
 	// help.go), nil outside one; publishers that claim its nested bit
@@ -151,10 +150,8 @@ func (w *worker) loop() {
 			bell.NotifyAll()
 			return
 		}
-		w.parked.Store(true)
 		w.parks.inc()
 		_ = bell.Wait(context.Background(), t, p.park) // no deadline: only a ring ends it
-		w.parked.Store(false)
 		w.wakes.inc()
 	}
 }
