@@ -9,19 +9,25 @@ import (
 // A CallBatch travels as packets: up to batchChunk calls whose slots sit
 // side by side in one object, queued as one job (once per worker that
 // may help run it) with one doorbell ring per entry. The workers claim
-// the calls in runs (next), run a whole run, then publish its results
-// with one atomic Or per call and one ring of the packet's event if any
-// caller registered there. Per call that leaves the Or and, on the
+// the calls in runs (next) and publish each result as its call returns,
+// with one atomic Or, ringing the packet's event only if a caller
+// registered on that call. Per call that leaves the Or and, on the
 // caller's side, the CAS that takes the value and the decrement of live:
 // no queue slot, no free-list ring operation and no doorbell of its own.
 //
-// Runs are claimed before they are run, and results are published after
-// the run, so a worker holds calls that no one else can run or see. That
-// must not deadlock a call that waits for another call of its own packet
-// (directly, or through tasks it waits on): before a worker waits or runs
-// anything nested inside a call of a packet, it settles that call's run
-// (batchFrame): it publishes the calls that have finished and runs the
-// rest of the run itself, nested, before anything else.
+// Results are published one by one, not at the end of a run, because a
+// call may block until its caller has seen an earlier result; and the
+// ring is not deferred to the end of the run for the same reason. It
+// costs no extra wake when the calls are short: the ring readies the
+// caller onto this worker's P, where it runs once the worker parks (or
+// is taken by another P a few microseconds later, when a call is long).
+//
+// Runs are claimed before they are run, so a worker holds calls that no
+// one else can run. That must not deadlock a call that waits for a later
+// call of its own packet (directly, or through tasks it waits on): before
+// a worker waits or runs anything nested inside a call of a packet, it
+// settles that call's run (batchFrame): it runs the rest of the run, and
+// the rest of the packet, itself, nested, before anything else.
 
 // batchChunk is the most calls one packet holds: Knitting's largest
 // benchmark shape (100 calls) is one packet, and a packet of ints is 8
@@ -50,12 +56,7 @@ type packet[In, Out any] struct {
 	next atomic.Int64
 	_    [knit.CacheLineSize - 8]byte
 
-	// live counts the futures not yet taken and the queue entries not yet
-	// run or abandoned; whoever takes it to zero recycles the packet.
-	live atomic.Int64
-	// ev is where Waits on the packet's futures sleep: a runner rings it
-	// once per published run in which some call had the waiting flag.
-	ev knit.Event
+	batchHome
 
 	// Written by CallBatch before the packet is queued, read-only until
 	// the packet is recycled.
@@ -64,6 +65,29 @@ type packet[In, Out any] struct {
 	class    int
 	elems    []elem[In, Out]
 }
+
+// batchHome is the part of a packet its futures own: the owner of every
+// call of the packet. It is not generic in the argument type, so that
+// WaitAll can tell two futures of one packet by a pointer compare.
+type batchHome struct {
+	// live counts the futures not yet taken and the queue entries not yet
+	// run or abandoned; whoever takes it to zero recycles the packet.
+	live atomic.Int64
+	// ev is where Waits on the packet's futures sleep: a runner rings it
+	// when it publishes a call that has the waiting flag.
+	ev knit.Event
+	p  *Pool                // read-only
+	pk interface{ reuse() } // read-only: the packet, put back when live reaches zero
+}
+
+func (h *batchHome) recycle(k int64) {
+	if h.live.Add(-k) == 0 {
+		h.pk.reuse()
+	}
+}
+
+func (h *batchHome) event() *knit.Event { return &h.ev }
+func (h *batchHome) pool() *Pool        { return h.p }
 
 // elem is one call of a packet: its result (owned by the packet) and its
 // argument, side by side.
@@ -96,9 +120,10 @@ func (t *Task[In, Out]) getPacket(m int) *packet[In, Out] {
 		return pk
 	}
 	pk := &packet[In, Out]{t: t, class: c, elems: make([]elem[In, Out], packetClasses[c])}
+	pk.p, pk.pk = t.p, pk
 	for i := range pk.elems {
 		e := &pk.elems[i]
-		e.owner = pk
+		e.owner = &pk.batchHome
 		e.word.Store(1 << stateBits) // generation 1
 	}
 	return pk
@@ -177,30 +202,24 @@ func (pk *packet[In, Out]) abandon() int {
 			e := &pk.elems[i]
 			e.in = zero
 			e.err = ErrClosed
+			pk.publish(e)
 		}
-		pk.publish(a, pk.n)
 		n = int(pk.n - a)
 	}
 	pk.release()
 	return n
 }
 
-// release drops one use of the packet: a taken future, or a finished
-// queue entry.
-func (pk *packet[In, Out]) release() {
-	if pk.live.Add(-1) == 0 {
-		pk.t.putPacket(pk)
-	}
-}
+// release drops one use of the packet: a finished queue entry.
+func (pk *packet[In, Out]) release() { pk.recycle(1) }
 
-func (pk *packet[In, Out]) recycle()           { pk.release() }
-func (pk *packet[In, Out]) event() *knit.Event { return &pk.ev }
-func (pk *packet[In, Out]) pool() *Pool        { return pk.t.p }
+// reuse puts the packet back on its task's free list.
+func (pk *packet[In, Out]) reuse() { pk.t.putPacket(pk) }
 
 // batchFrame is the run of packet calls a worker is in, innermost first:
-// calls [lo, next) have finished and are not yet published, call next is
-// running (or about to), and calls up to hi are claimed. The worker's own
-// goroutine is the only one that reads or writes it.
+// call next is running (or about to), calls [lo, next) have run and are
+// not yet counted as completed, and calls up to hi are claimed. The
+// worker's own goroutine is the only one that reads or writes it.
 type batchFrame struct {
 	pk       settler // nil outside a run
 	lo, next int64
@@ -209,14 +228,13 @@ type batchFrame struct {
 
 // settler is a packet, whatever its types.
 type settler interface {
-	// settle publishes the finished calls of the worker's frame, runs the
-	// calls it claimed and has not started, and then every call of the
-	// packet no one has claimed, so that nothing the running call may
-	// wait for is held by this worker.
+	// settle runs the calls the worker's frame claimed and has not
+	// started, and then every call of the packet no one has claimed, so
+	// that nothing the running call may wait for is held by this worker.
 	settle(w *worker)
 }
 
-// runRange runs calls [a, b) on w and publishes them.
+// runRange runs calls [a, b) on w.
 func (pk *packet[In, Out]) runRange(w *worker, a, b int64) {
 	outer := w.fr
 	w.fr = batchFrame{pk: pk, lo: a, next: a, hi: b}
@@ -232,7 +250,6 @@ func (pk *packet[In, Out]) runRange(w *worker, a, b int64) {
 	lo, hi := w.fr.lo, w.fr.hi
 	w.fr = outer
 	normal = true
-	pk.publish(lo, hi)
 	w.completed.add(uint64(hi - lo))
 }
 
@@ -252,9 +269,22 @@ func (pk *packet[In, Out]) runSome(w *worker) {
 		e.out = fn(e.in)
 		var zero In
 		e.in = zero
+		pk.publish(e)
 		w.fr.next = i + 1
 	}
 	i = -1
+}
+
+// publish turns e's result ready, rings the packet's event if a caller
+// registered on e, and closes Done's channel if one was asked for. e's
+// out and err were written by this goroutine.
+func (pk *packet[In, Out]) publish(e *elem[In, Out]) {
+	if w := e.word.Or(ready); w&(waiting|doneWanted) != 0 {
+		if w&waiting != 0 {
+			pk.ev.NotifyAll()
+		}
+		e.closeDone(w)
+	}
 }
 
 // failed records the panic v of call i of w's frame (nil: the call ran
@@ -265,14 +295,14 @@ func (pk *packet[In, Out]) failed(w *worker, i int64, v any) {
 	e.in = zero
 	w.panicked.inc()
 	e.err = panicError(v)
-	w.fr.next = i + 1
+	pk.publish(e)
+	fr := &w.fr
+	fr.next = i + 1
 	if v != nil {
 		return
 	}
-	// runtime.Goexit: this goroutine ends. Publish what ran, the failed
+	// runtime.Goexit: this goroutine ends. Count what ran, the failed
 	// call included, and leave the rest of the run to the replacement.
-	fr := &w.fr
-	pk.publish(fr.lo, i+1)
 	w.completed.add(uint64(i + 1 - fr.lo))
 	if i+1 < fr.hi {
 		w.carry = append(w.carry, &packetRest[In, Out]{pk: pk, lo: i + 1, hi: fr.hi})
@@ -284,13 +314,7 @@ func (pk *packet[In, Out]) failed(w *worker, i int64, v any) {
 // the one running, below the caller on the stack.
 func (pk *packet[In, Out]) settle(w *worker) {
 	fr := &w.fr
-	i := fr.next
-	if i > fr.lo {
-		pk.publish(fr.lo, i)
-		w.completed.add(uint64(i - fr.lo))
-		fr.lo = i
-	}
-	if i+1 < fr.hi {
+	if i := fr.next; i+1 < fr.hi {
 		lo, hi := i+1, fr.hi
 		fr.hi = i + 1
 		pk.runRange(w, lo, hi)
@@ -299,24 +323,6 @@ func (pk *packet[In, Out]) settle(w *worker) {
 	// one, their claim loops waiting below a call: claim what is left
 	// here, or no one will.
 	pk.claimRuns(w)
-}
-
-// publish turns calls [lo, hi) ready and rings the packet's event once if
-// any caller waits on one of them. Each call's out and err were written
-// by this goroutine.
-func (pk *packet[In, Out]) publish(lo, hi int64) {
-	var flags uint64
-	for i := lo; i < hi; i++ {
-		e := &pk.elems[i]
-		w := e.word.Or(ready)
-		if w&doneWanted != 0 {
-			e.closeDone(w)
-		}
-		flags |= w
-	}
-	if flags&waiting != 0 {
-		pk.ev.NotifyAll()
-	}
 }
 
 // packetRest is the rest of a run whose goroutine ended in

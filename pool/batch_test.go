@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"runtime"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -93,6 +94,57 @@ func TestCallBatchWaitsWithinBatch(t *testing.T) {
 			})
 		})
 	}
+}
+
+// TestCallBatchResultsOneByOne: each result of a batch is ready when its
+// call returns, and a caller parked on it is woken then, not when its run
+// of calls ends: here a call blocks until its caller has seen the result
+// of the call before it (taken at once, or by a Wait parked before the
+// call was let go). Results or rings held back to the end of a run would
+// hang it.
+func TestCallBatchResultsOneByOne(t *testing.T) {
+	watchdog(t, 30*time.Second)
+	eachShape(t, batchShapes(), func(t *testing.T, p *Pool) {
+		ctx := context.Background()
+		for _, park := range []bool{false, true} {
+			gates := make([]chan struct{}, 40)
+			for i := range gates {
+				gates[i] = make(chan struct{})
+			}
+			tk := NewTask(p, func(i int) int {
+				<-gates[i]
+				return i
+			})
+			ins := make([]int, len(gates))
+			for i := range ins {
+				ins[i] = i
+			}
+			fs := make([]Future[int], len(ins))
+			tk.CallBatch(ins, fs)
+			for i, f := range fs {
+				if !park {
+					close(gates[i])
+					if v, err := f.Wait(ctx); v != i || err != nil {
+						t.Fatalf("call %d: %v, %v", i, v, err)
+					}
+					continue
+				}
+				got := make(chan error, 1)
+				go func() {
+					v, err := f.Wait(ctx)
+					if err == nil && v != i {
+						err = fmt.Errorf("value %d", v)
+					}
+					got <- err
+				}()
+				time.Sleep(200 * time.Microsecond) // the Wait parks, most rounds
+				close(gates[i])
+				if err := <-got; err != nil {
+					t.Fatalf("parked wait on call %d: %v", i, err)
+				}
+			}
+		}
+	})
 }
 
 // TestCallBatchPanicAndGoexit: a call that panics, or calls
@@ -338,6 +390,149 @@ func TestCallBatchConcurrent(t *testing.T) {
 		p.Close()
 		if s := p.Stats(); s.Completed != uint64(calls.Load()) || ran.Load() != calls.Load() || s.Submitted != s.Completed {
 			t.Fatalf("ran %d of %d; stats %+v", ran.Load(), calls.Load(), s)
+		}
+	})
+}
+
+// TestWaitAll: values in order; a failing call stops it with the count
+// taken and that call's error, the later futures still usable; a context
+// that ends stops it before the pending future, which stays usable;
+// futures of every kind mixed (batch, Call, Submit, refused) are taken
+// once and their slots recycled once.
+func TestWaitAll(t *testing.T) {
+	watchdog(t, 30*time.Second)
+	eachShape(t, batchShapes(), func(t *testing.T, p *Pool) {
+		ctx := context.Background()
+		tk := NewTask(p, func(x int) int {
+			if x < 0 {
+				panic(errBoom)
+			}
+			return x + 1
+		})
+		for _, n := range []int{0, 1, 99, 300} {
+			ins := make([]int, n)
+			for i := range ins {
+				ins[i] = i
+			}
+			fs := make([]Future[int], n)
+			tk.CallBatch(ins, fs)
+			out := make([]int, n+1) // longer is fine
+			if k, err := WaitAll(ctx, fs, out); k != n || err != nil {
+				t.Fatalf("n=%d: WaitAll = %d, %v", n, k, err)
+			}
+			for i := range n {
+				if out[i] != i+1 {
+					t.Fatalf("n=%d: out[%d] = %d", n, i, out[i])
+				}
+			}
+			// Every future is spent now, and a second WaitAll says so.
+			if k, err := WaitAll(ctx, fs, out); n > 0 && (k != 1 || !errors.Is(err, ErrFutureUsed)) {
+				t.Fatalf("n=%d: second WaitAll = %d, %v", n, k, err)
+			}
+		}
+		// A failure in the middle.
+		ins := []int{0, 1, -1, 3, 4}
+		fs := make([]Future[int], len(ins))
+		tk.CallBatch(ins, fs)
+		out := make([]int, len(ins))
+		if k, err := WaitAll(ctx, fs, out); k != 3 || !errors.Is(err, errBoom) {
+			t.Fatalf("WaitAll over a panic = %d, %v", k, err)
+		}
+		if k, err := WaitAll(ctx, fs[3:], out[3:]); k != 2 || err != nil || out[3] != 4 || out[4] != 5 {
+			t.Fatalf("WaitAll of the rest = %d, %v, %v", k, err, out)
+		}
+		// Every kind of future, mixed, and the slots they free reused.
+		for round := range 20 {
+			var mixed []Future[int]
+			batch := make([]Future[int], 40)
+			tk.CallBatch(make([]int, 40), batch)
+			for i, f := range batch {
+				mixed = append(mixed, f, tk.Call(i))
+				if i%10 == 0 {
+					mixed = append(mixed, Submit(ctx, p, func() (int, error) { return 1, nil }))
+				}
+			}
+			out := make([]int, len(mixed))
+			if k, err := WaitAll(ctx, mixed, out); k != len(mixed) || err != nil {
+				t.Fatalf("round %d: mixed WaitAll = %d, %v", round, k, err)
+			}
+		}
+		// A context that ends while a call runs.
+		gate := make(chan struct{})
+		slow := NewTask(p, func(x int) int {
+			if x == 1 {
+				<-gate
+			}
+			return x
+		})
+		fs = make([]Future[int], 3)
+		slow.CallBatch([]int{0, 1, 2}, fs)
+		cctx, cancel := context.WithTimeout(ctx, 20*time.Millisecond)
+		defer cancel()
+		if k, err := WaitAll(cctx, fs, out); k != 1 || !errors.Is(err, context.DeadlineExceeded) {
+			t.Fatalf("WaitAll past its context = %d, %v", k, err)
+		}
+		close(gate)
+		if k, err := WaitAll(ctx, fs[1:], out); k != 2 || err != nil || out[0] != 1 || out[1] != 2 {
+			t.Fatalf("WaitAll after the context = %d, %v, %v", k, err, out[:2])
+		}
+	})
+	// Refused futures and the zero Future.
+	p := New(Config{Workers: 1})
+	tk := NewTask(p, func(x int) int { return x })
+	p.Close()
+	fs := make([]Future[int], 3)
+	tk.CallBatch([]int{1, 2, 3}, fs)
+	if k, err := WaitAll(context.Background(), fs, make([]int, 3)); k != 1 || !errors.Is(err, ErrClosed) {
+		t.Fatalf("WaitAll of refused calls = %d, %v", k, err)
+	}
+	if k, err := WaitAll(context.Background(), make([]Future[int], 2), make([]int, 2)); k != 1 || !errors.Is(err, ErrFutureUsed) {
+		t.Fatalf("WaitAll of zero Futures = %d, %v", k, err)
+	}
+	defer func() {
+		if v := recover(); v == nil || !strings.Contains(fmt.Sprint(v), "len(out)") {
+			t.Fatalf("short out: panic %v", v)
+		}
+	}()
+	WaitAll(context.Background(), fs, make([]int, 2))
+}
+
+// TestWaitAllCopies: two WaitAlls over the same futures take every value
+// exactly once between them, and the packets come back to the task.
+func TestWaitAllCopies(t *testing.T) {
+	watchdog(t, 30*time.Second)
+	eachShape(t, batchShapes(), func(t *testing.T, p *Pool) {
+		tk := NewTask(p, func(x int) int { return x })
+		for round := range scale(200) {
+			n := 1 + round%150
+			fs := make([]Future[int], n)
+			tk.CallBatch(make([]int, n), fs)
+			var got atomic.Int64
+			var wg sync.WaitGroup
+			for range 2 {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					rest := fs
+					out := make([]int, n)
+					for len(rest) > 0 {
+						k, err := WaitAll(context.Background(), rest, out)
+						if err == nil {
+							got.Add(int64(k))
+						} else if errors.Is(err, ErrFutureUsed) {
+							got.Add(int64(k - 1))
+						} else {
+							t.Error(err)
+							return
+						}
+						rest = rest[k:]
+					}
+				}()
+			}
+			wg.Wait()
+			if got.Load() != int64(n) {
+				t.Fatalf("round %d: %d values for %d calls", round, got.Load(), n)
+			}
 		}
 	})
 }

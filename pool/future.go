@@ -2,6 +2,7 @@ package pool
 
 import (
 	"context"
+	"fmt"
 	"runtime"
 	"sync/atomic"
 
@@ -89,8 +90,9 @@ type result[Out any] struct {
 // owner is what a result belongs to: a Call's slot, a CallBatch's packet,
 // a Submit's slot. Only the taking Wait and the slow paths call it.
 type owner interface {
-	// recycle is called by the Wait that took the value.
-	recycle()
+	// recycle is called by the Wait that took the value, or by WaitAll
+	// once for the k values of this owner it took in a row.
+	recycle(k int64)
 	// event is where a Wait on the result sleeps: the runner rings it
 	// (NotifyAll) after the word turns ready if the waiting flag was set.
 	event() *knit.Event
@@ -145,17 +147,25 @@ func (r *result[Out]) closeDone(w uint64) {
 }
 
 // take returns the result if the future's generation is ready, claiming
-// it; ok is false while the call is still pending.
+// it and recycling its slot; ok is false while the call is still pending.
 func (r *result[Out]) take(gen uint64) (v Out, err error, ok bool) {
+	v, err, ok, _ = r.claim(gen, true)
+	return v, err, ok
+}
+
+// claim is take that leaves the recycling to the caller unless recycle
+// is set: mine reports that this call took the value, and so owes its
+// owner a recycle.
+func (r *result[Out]) claim(gen uint64, recycle bool) (v Out, err error, ok, mine bool) {
 	w := r.word.Load()
 	switch {
 	case w>>stateBits != gen:
-		return v, ErrFutureUsed, true
+		return v, ErrFutureUsed, true, false
 	case w&ready == 0:
-		return v, nil, false
+		return v, nil, false, false
 	case !r.word.CompareAndSwap(w, (gen+1)<<stateBits):
 		// Flags change only while pending: another Wait took the value.
-		return v, ErrFutureUsed, true
+		return v, ErrFutureUsed, true, false
 	}
 	v, err = r.out, r.err
 	var zero Out
@@ -166,8 +176,10 @@ func (r *result[Out]) take(gen uint64) (v Out, err error, ok bool) {
 		}
 		r.ch.Store(nil)
 	}
-	r.owner.recycle()
-	return v, err, true
+	if recycle {
+		r.owner.recycle(1)
+	}
+	return v, err, true, true
 }
 
 // poll is take for a Wait registered on the owner's event: while the
@@ -215,6 +227,14 @@ func (f Future[Out]) Wait(ctx context.Context) (Out, error) {
 	if v, err, ok := r.take(f.gen); ok {
 		return v, err
 	}
+	v, err, _ := f.wait(ctx)
+	return v, err
+}
+
+// wait is Wait once the value was found pending. stopped reports that
+// ctx ended first: err is ctx.Err(), and the future is still usable.
+func (f Future[Out]) wait(ctx context.Context) (v Out, err error, stopped bool) {
+	r := f.r
 	// Yield once before registering. The Call that made this future
 	// readied its worker onto this P's run-next slot, so the yield runs
 	// the worker here and now, and the result is often ready when this
@@ -224,7 +244,7 @@ func (f Future[Out]) Wait(ctx context.Context) (Out, error) {
 	// unchanged (0.13-0.22 µs/call).
 	runtime.Gosched()
 	if v, err, ok := r.take(f.gen); ok {
-		return v, err
+		return v, err, false
 	}
 	o := r.owner
 	if w := o.pool().self(); w != nil {
@@ -235,20 +255,19 @@ func (f Future[Out]) Wait(ctx context.Context) (Out, error) {
 		t := ev.Prepare()
 		if v, err, ok := r.poll(f.gen); ok {
 			ev.Cancel(t)
-			return v, err
+			return v, err, false
 		}
 		if err := ev.Wait(ctx, t, waitPark); err != nil {
-			var zero Out
-			return zero, err
+			return v, err, true
 		}
 		if v, err, ok := r.take(f.gen); ok {
-			return v, err
+			return v, err, false
 		}
 	}
 }
 
-// help is Wait on a worker of the call's own pool.
-func (f Future[Out]) help(ctx context.Context, w *worker) (v Out, err error) {
+// help is wait on a worker of the call's own pool.
+func (f Future[Out]) help(ctx context.Context, w *worker) (v Out, err error, stopped bool) {
 	r := f.r
 	taken := false
 	werr := w.helpWait(ctx, r.owner.event(), func() bool {
@@ -257,9 +276,9 @@ func (f Future[Out]) help(ctx context.Context, w *worker) (v Out, err error) {
 	})
 	if werr != nil {
 		var zero Out
-		return zero, werr
+		return zero, werr, true
 	}
-	return v, err
+	return v, err, false
 }
 
 // Done returns a channel that is closed when the result is ready, so
@@ -304,4 +323,59 @@ func (f Future[Out]) Done() <-chan struct{} {
 			return d.c
 		}
 	}
+}
+
+// WaitAll waits for the futures of fs in order and stores their values in
+// out[:len(fs)]; it panics if len(out) < len(fs). It returns len(fs) and
+// nil when every call succeeded. Otherwise it stops at the first future
+// that failed and returns how many it took, that one included (its value
+// in out is what Wait returned with the error), and that future's error;
+// or, if ctx ends while it waits, how many it took before and ctx.Err().
+// The futures it did not take stay usable.
+//
+// It is Knitting's await of every call of a batch: with CallBatch, the
+// slots of the batch go back to the task in bulk, once per group of
+// calls rather than once per call, as a loop of Wait would.
+func WaitAll[Out any](ctx context.Context, fs []Future[Out], out []Out) (int, error) {
+	if len(out) < len(fs) {
+		panic(fmt.Sprintf("pool: WaitAll: len(out) is %d, less than len(fs) %d", len(out), len(fs)))
+	}
+	var held *batchHome // the packet of the last values taken, owed k recycles
+	var k int64
+	defer func() {
+		if held != nil {
+			held.recycle(k)
+		}
+	}()
+	for i, f := range fs {
+		r := f.r
+		if r == nil { // refused, or the zero Future
+			v, err := f.Wait(ctx)
+			out[i] = v
+			return i + 1, err
+		}
+		v, err, ok, mine := r.claim(f.gen, false)
+		if mine {
+			if h, batch := r.owner.(*batchHome); !batch {
+				r.owner.recycle(1)
+			} else if h != held {
+				if held != nil {
+					held.recycle(k)
+				}
+				held, k = h, 1
+			} else {
+				k++
+			}
+		} else if !ok {
+			var stopped bool
+			if v, err, stopped = f.wait(ctx); stopped {
+				return i, err
+			}
+		}
+		out[i] = v
+		if err != nil {
+			return i + 1, err
+		}
+	}
+	return len(fs), nil
 }

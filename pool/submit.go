@@ -62,7 +62,7 @@ func (s *fnSlot[T]) future() Future[T] {
 	return Future[T]{r: &s.result, gen: s.word.Load() >> stateBits}
 }
 
-func (s *fnSlot[T]) recycle()           { s.cache.free.Put(s) }
+func (s *fnSlot[T]) recycle(int64)      { s.cache.free.Put(s) }
 func (s *fnSlot[T]) event() *knit.Event { return &s.ev }
 func (s *fnSlot[T]) pool() *Pool        { return s.cache.p }
 

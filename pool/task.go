@@ -99,7 +99,7 @@ func (t *Task[In, Out]) get() *slot[In, Out] {
 	return s
 }
 
-func (s *slot[In, Out]) recycle()           { s.t.free.put(s) }
+func (s *slot[In, Out]) recycle(int64)      { s.t.free.put(s) }
 func (s *slot[In, Out]) event() *knit.Event { return &s.ev }
 func (s *slot[In, Out]) pool() *Pool        { return s.t.p }
 
@@ -112,7 +112,7 @@ func (s *slot[In, Out]) future() Future[Out] {
 func (s *slot[In, Out]) refuse() {
 	var zero In
 	s.in = zero
-	s.recycle()
+	s.recycle(1)
 }
 
 // run calls the task's function and hands the result out at once: the
@@ -170,11 +170,11 @@ func (t *Task[In, Out]) Call(in In) Future[Out] {
 //
 // The calls travel together, in groups of up to 128: a group is one
 // queue entry (one per worker that can help run it) and one doorbell
-// ring, and a worker publishes the results of the calls it runs in bulk,
-// ringing a waiting caller once per run of calls rather than once per
-// call. So a caller that waits for every future pays about one wake per
-// batch. Stats counts each call once it is taken; while a group is
-// queued, QueueDepth counts its entries.
+// ring, its slots sit side by side, and a worker runs its calls back to
+// back, so a caller that waits for every future (see WaitAll) pays about
+// one wake per batch. Each result is ready as soon as its call returns.
+// Stats counts each call once it is taken; while a group is queued,
+// QueueDepth counts its entries.
 func (t *Task[In, Out]) CallBatch(ins []In, out []Future[Out]) int {
 	if len(out) < len(ins) {
 		panic(fmt.Sprintf("pool: CallBatch: len(out) is %d, less than len(ins) %d", len(out), len(ins)))

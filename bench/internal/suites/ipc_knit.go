@@ -13,9 +13,10 @@ import (
 // batch: the caller hands every message over (the task answers v+1),
 // then waits for every future in order.
 //
-// A batch goes out with CallBatch, as Knitting sends the calls of one
-// tick together: one queue entry, one doorbell ring, and the worker
-// publishes the results in bulk. A batch of one is a Call. Three timer
+// A batch goes out with CallBatch and comes back with WaitAll, as
+// Knitting sends the calls of one tick together and awaits them all: one
+// queue entry, one doorbell ring, the calls run back to back, and their
+// slots go back in bulk. A batch of one is a Call and a Wait. Three timer
 // policies, one row each:
 //
 //	default   pool.Config{}: Knitting's policy as the pool adjusted it
@@ -25,7 +26,7 @@ import (
 //	parked    Spin < 0: the worker parks at once, every call pays a wake
 //
 // and, for batches of more than one message, the default policy with a
-// Call per message: what a caller that does not batch pays.
+// Call and a Wait per message: what a caller that does not batch pays.
 func init() {
 	extend("ipc-peers", func(cfg harness.Config) []harness.Row {
 		var rows []harness.Row
@@ -65,14 +66,15 @@ func startKnitIPC(pc pool.Config, batch bool) func(harness.Config, int) (ipcTran
 
 func (k *knitIPC) roundTrip(msgs, replies []int64) error {
 	fs := k.fs[:len(msgs)]
+	ctx := context.Background()
 	if k.batch && len(msgs) > 1 {
 		k.t.CallBatch(msgs, fs)
-	} else {
-		for i, m := range msgs {
-			fs[i] = k.t.Call(m)
-		}
+		_, err := pool.WaitAll(ctx, fs, replies)
+		return err
 	}
-	ctx := context.Background()
+	for i, m := range msgs {
+		fs[i] = k.t.Call(m)
+	}
 	for i := range fs {
 		v, err := fs[i].Wait(ctx)
 		if err != nil {
