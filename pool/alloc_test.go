@@ -5,7 +5,7 @@ import (
 	"testing"
 )
 
-// TestZeroAllocs: Call+Wait, CallBatch+Wait and Go allocate nothing in
+// TestZeroAllocs: Call+Wait, CallBatch+Wait(All) and Go allocate nothing in
 // the steady state, parked worker or spinning.
 func TestZeroAllocs(t *testing.T) {
 	if raceEnabled {
@@ -39,6 +39,15 @@ func TestZeroAllocs(t *testing.T) {
 				}
 			}); a != 0 {
 				t.Errorf("CallBatch(100)+Wait: %v allocs", a)
+			}
+			vs := make([]int, 100)
+			if a := testing.AllocsPerRun(50, func() {
+				sq.CallBatch(ins, outs)
+				if n, err := WaitAll(ctx, outs, vs); n != 100 || err != nil {
+					t.Fatal(n, err)
+				}
+			}); a != 0 {
+				t.Errorf("CallBatch(100)+WaitAll: %v allocs", a)
 			}
 			f := func() {}
 			if a := testing.AllocsPerRun(500, func() {

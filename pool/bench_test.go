@@ -107,7 +107,8 @@ func BenchmarkGo(b *testing.B) {
 }
 
 // BenchmarkCallWait is Knitting's IPC shape: submit N calls, then wait for
-// all N; one op is the whole round of N. The pool's worker either spins
+// all N; one op is the whole round of N. The batch rows submit with
+// CallBatch and wait with WaitAll. The pool's worker either spins
 // (Spin 50µs, Knitting's single-worker default) or parks at once; the
 // peer is a worker goroutine with request and response channels; the
 // floor is two goroutines handing a word back and forth through one
@@ -152,12 +153,16 @@ func BenchmarkCallWait(b *testing.B) {
 						ins[i] = i
 					}
 					fs := make([]Future[int], n)
+					vs := make([]int, n)
 					ctx := context.Background()
 					m := startCPU(b)
 					for range b.N {
 						tk.CallBatch(ins, fs)
-						for i := range fs {
-							if r, _ := fs[i].Wait(ctx); r != i*i+1 {
+						if k, err := WaitAll(ctx, fs, vs); k != n || err != nil {
+							b.Fatal(k, err)
+						}
+						for i, v := range vs {
+							if v != i*i+1 {
 								b.Fatal("wrong result")
 							}
 						}
@@ -166,6 +171,31 @@ func BenchmarkCallWait(b *testing.B) {
 					b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*n), "ns/call")
 				})
 			}
+		}
+		if n > 1 {
+			// The batch row with a Wait per future instead of WaitAll.
+			b.Run(fmt.Sprintf("n=%d/pool-park-batch-waiteach", n), func(b *testing.B) {
+				p := New(Config{Workers: 1, Spin: -1})
+				defer p.Close()
+				tk := NewTask(p, sq)
+				ins := make([]int, n)
+				for i := range ins {
+					ins[i] = i
+				}
+				fs := make([]Future[int], n)
+				ctx := context.Background()
+				m := startCPU(b)
+				for range b.N {
+					tk.CallBatch(ins, fs)
+					for i := range fs {
+						if r, _ := fs[i].Wait(ctx); r != i*i+1 {
+							b.Fatal("wrong result")
+						}
+					}
+				}
+				m.stop(b, b.N)
+				b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*n), "ns/call")
+			})
 		}
 		b.Run(fmt.Sprintf("n=%d/chanworker", n), func(b *testing.B) {
 			req := make(chan int, 128)

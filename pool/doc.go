@@ -10,6 +10,8 @@
 //	defer p.Close()
 //	sq := pool.NewTask(p, func(x int) int { return x * x })
 //	v, err := sq.Call(3).Wait(ctx)         // 9, nil
+//	sq.CallBatch(xs, fs)                   // many calls, queued together
+//	n, err := pool.WaitAll(ctx, fs, vs)    // and all their results
 //	err = p.Go(func() { ... })             // fire and forget
 //
 // Everything else has closures, errors and contexts:

@@ -43,13 +43,27 @@ func ExampleTask_CallBatch() {
 	double := pool.NewTask(p, func(x int) int { return 2 * x })
 	ins := []int{1, 2, 3, 4}
 	out := make([]pool.Future[int], len(ins))
-	double.CallBatch(ins, out) // one push, one doorbell ring
+	double.CallBatch(ins, out) // the calls travel together, one queue entry per worker
 	for _, f := range out {
 		v, _ := f.Wait(context.Background())
 		fmt.Print(v, " ")
 	}
 	fmt.Println()
 	// Output: 2 4 6 8
+}
+
+func ExampleWaitAll() {
+	p := pool.New(pool.Config{Workers: 1})
+	defer p.Close()
+
+	inc := pool.NewTask(p, func(x int) int { return x + 1 })
+	ins := []int{10, 20, 30}
+	fs := make([]pool.Future[int], len(ins))
+	inc.CallBatch(ins, fs) // the calls go out together
+	out := make([]int, len(fs))
+	n, err := pool.WaitAll(context.Background(), fs, out) // and come back together
+	fmt.Println(n, err, out)
+	// Output: 3 <nil> [11 21 31]
 }
 
 func ExampleFuture_Wait() {

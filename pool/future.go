@@ -2,6 +2,7 @@ package pool
 
 import (
 	"context"
+	"fmt"
 	"runtime"
 	"sync/atomic"
 
@@ -23,41 +24,53 @@ type Future[Out any] struct {
 // genClosed is Future.gen of a Future whose call was refused (pool closed).
 const genClosed = 1
 
-// The result word packs a generation, a state and a flag:
-// gen<<stateBits | doneWanted? | state. Every transition is one atomic
-// operation on it, so a stale Future (one whose value was taken, its slot
-// perhaps reused) is told apart by an atomic load, never by touching
-// fields someone else now owns.
+// The result word packs a generation, two flags and a state:
+// gen<<stateBits | waiting? | doneWanted? | ready?. Every transition is
+// one atomic operation on it, so a stale Future (one whose value was
+// taken, its slot perhaps reused) is told apart by an atomic load, never
+// by touching fields someone else now owns.
 const (
 	stateBits = 3
-	stateMask = 3 // the state, below the flag
 
 	pending = 0 // the task has not finished; the runner owns out and err
-	ready   = 1 // out and err hold the result; whoever CASes ready->taken owns them
-	taken   = 2 // a Wait is copying the result out; the slot is then recycled
+	ready   = 1 // out and err hold the result; the Wait that moves the word on owns them
 
 	// doneWanted says a Done installed its channel in ch for this
 	// generation (set while pending, cleared with the generation).
-	doneWanted = 4
+	doneWanted = 2
+	// waiting says a Wait is registered on the owner's event, or about to
+	// sleep there, for this generation: the runner rings that event only
+	// then, so a result nobody sleeps on costs the runner one atomic Or.
+	// Set while pending, cleared with the generation.
+	waiting = 4
 )
 
 // result is the part of a call's slot that Future sees: everything but the
-// argument and the task, so that Future is generic in Out alone.
+// argument and the task, so that Future is generic in Out alone. The
+// fields a call touches (word, out, err, and the argument the slot puts
+// right after) come first, so that with small types a call's whole
+// handoff is one cache line each way; what only a sleeper needs (the
+// event) lives in the owner.
 type result[Out any] struct {
-	// word is gen<<stateBits | flag | state. Transitions, each by one
+	// word is gen<<stateBits | flags | state. Transitions, each by one
 	// writer:
 	//
 	//	pending -> ready   the worker that ran the call (or Shutdown's
 	//	                   abandon), after writing out and err; an Or,
-	//	                   which returns the flag as it was
-	//	ready -> taken     the Wait that wins the CAS
-	//	taken -> (gen+1)<<stateBits | pending
-	//	                   that Wait, after copying the result out and
-	//	                   clearing it; then the slot goes to the free list
+	//	                   which returns the flags as they were
+	//	ready -> (gen+1)<<stateBits | pending
+	//	                   the Wait that wins the CAS, which then copies
+	//	                   the result out and clears it, and recycles the
+	//	                   slot: nobody can queue the slot again before
+	//	                   that, so nobody writes out or err meanwhile
 	//
-	// and, while pending, +doneWanted by the Done that installed ch (a
-	// CAS, so it fails once the state has moved on).
+	// and, while pending, +doneWanted by the Done that installed ch and
+	// +waiting by a Wait that registered on the owner's event (CASes, so
+	// they fail once the state has moved on).
 	word atomic.Uint64
+
+	out Out   // guarded by word: see the transitions
+	err error // likewise
 
 	// ch is Done's channel for one generation, nil until a Done asks for
 	// it, so a Future that is only Waited on allocates nothing and its
@@ -71,16 +84,20 @@ type result[Out any] struct {
 	// never closed for a later one.
 	ch atomic.Pointer[doneChan]
 
-	// done is the caller's doorbell: the runner rings it (NotifyAll, so
-	// every Wait on a copied Future wakes and one wins) after the word
-	// turns ready. With no caller waiting the ring is one load.
-	done knit.Event
+	owner owner // read-only: the slot or batch this result belongs to
+}
 
-	out Out   // guarded by word: see the transitions
-	err error // likewise
-
-	owner recycler // read-only: the slot that embeds this result
-	p     *Pool    // read-only: the pool the calls run on
+// owner is what a result belongs to: a Call's slot, a CallBatch's packet,
+// a Submit's slot. Only the taking Wait and the slow paths call it.
+type owner interface {
+	// recycle is called by the Wait that took the value, or by WaitAll
+	// once for the k values of this owner it took in a row.
+	recycle(k int64)
+	// event is where a Wait on the result sleeps: the runner rings it
+	// (NotifyAll) after the word turns ready if the waiting flag was set.
+	event() *knit.Event
+	// pool is the pool the call runs on.
+	pool() *Pool
 }
 
 // doneChan is the channel Done returns, for one generation of a result.
@@ -104,18 +121,24 @@ var closedChan = func() chan struct{} {
 	return c
 }()
 
-// recycler returns a taken slot to its task's free list.
-type recycler interface{ recycle() }
-
-// finish publishes the result and rings the caller's doorbell. Called by
-// the slot's owner while the word is pending.
+// finish publishes the result and tells whoever asked. Called by the
+// slot's runner while the word is pending.
 func (r *result[Out]) finish(out Out, err error) {
 	r.out, r.err = out, err
-	w := r.word.Or(ready)
-	// From here on the slot may be taken and reused: the ring and the
-	// channel below may reach a later generation's waiters, which is a
-	// spurious wake for the ring and nothing for the channel.
-	r.done.NotifyAll()
+	if w := r.word.Or(ready); w&(waiting|doneWanted) != 0 {
+		// From the Or on the slot may be taken and reused: the ring may
+		// reach a later generation's waiters (a spurious wake: they
+		// re-check), and closeDone checks the channel's generation.
+		if w&waiting != 0 {
+			r.owner.event().NotifyAll()
+		}
+		r.closeDone(w)
+	}
+}
+
+// closeDone closes Done's channel if w, the word before ready was set,
+// says one was installed.
+func (r *result[Out]) closeDone(w uint64) {
 	if w&doneWanted != 0 {
 		if d := r.ch.Load(); d != nil {
 			d.close(w >> stateBits)
@@ -124,30 +147,57 @@ func (r *result[Out]) finish(out Out, err error) {
 }
 
 // take returns the result if the future's generation is ready, claiming
-// it; ok is false while the call is still pending.
+// it and recycling its slot; ok is false while the call is still pending.
 func (r *result[Out]) take(gen uint64) (v Out, err error, ok bool) {
+	v, err, ok, _ = r.claim(gen, true)
+	return v, err, ok
+}
+
+// claim is take that leaves the recycling to the caller unless recycle
+// is set: mine reports that this call took the value, and so owes its
+// owner a recycle.
+func (r *result[Out]) claim(gen uint64, recycle bool) (v Out, err error, ok, mine bool) {
 	w := r.word.Load()
 	switch {
 	case w>>stateBits != gen:
-		return v, ErrFutureUsed, true
-	case w&stateMask == pending:
-		return v, nil, false
-	case w&stateMask == ready && r.word.CompareAndSwap(w, w&^stateMask|taken):
-		v, err = r.out, r.err
-		var zero Out
-		r.out, r.err = zero, nil // the slot must not keep the result alive
-		if w&doneWanted != 0 {
-			if d := r.ch.Load(); d != nil {
-				d.close(gen) // the runner may not have reached it yet
-			}
-			r.ch.Store(nil)
-		}
-		r.word.Store((gen + 1) << stateBits)
-		r.owner.recycle()
-		return v, err, true
+		return v, ErrFutureUsed, true, false
+	case w&ready == 0:
+		return v, nil, false, false
+	case !r.word.CompareAndSwap(w, (gen+1)<<stateBits):
+		// Flags change only while pending: another Wait took the value.
+		return v, ErrFutureUsed, true, false
 	}
-	// taken, or the CAS lost: another Wait has the value.
-	return v, ErrFutureUsed, true
+	v, err = r.out, r.err
+	var zero Out
+	r.out, r.err = zero, nil // the slot must not keep the result alive
+	if w&doneWanted != 0 {
+		if d := r.ch.Load(); d != nil {
+			d.close(gen) // the runner may not have reached it yet
+		}
+		r.ch.Store(nil)
+	}
+	if recycle {
+		r.owner.recycle(1)
+	}
+	return v, err, true, true
+}
+
+// poll is take for a Wait registered on the owner's event: while the
+// call is pending it sets the waiting flag, so that the runner rings.
+// The flag is set after the registration and the runner's Or comes after
+// its result, both on the word: either the Or sees the flag and the ring
+// finds the waiter registered, or the flag's CAS sees ready and poll
+// takes the value.
+func (r *result[Out]) poll(gen uint64) (v Out, err error, ok bool) {
+	for {
+		w := r.word.Load()
+		if w>>stateBits != gen || w&ready != 0 {
+			return r.take(gen)
+		}
+		if w&waiting != 0 || r.word.CompareAndSwap(w, w|waiting) {
+			return v, nil, false
+		}
+	}
 }
 
 // Wait returns the call's result: fn's return values (Submit) or return
@@ -177,6 +227,14 @@ func (f Future[Out]) Wait(ctx context.Context) (Out, error) {
 	if v, err, ok := r.take(f.gen); ok {
 		return v, err
 	}
+	v, err, _ := f.wait(ctx)
+	return v, err
+}
+
+// wait is Wait once the value was found pending. stopped reports that
+// ctx ended first: err is ctx.Err(), and the future is still usable.
+func (f Future[Out]) wait(ctx context.Context) (v Out, err error, stopped bool) {
+	r := f.r
 	// Yield once before registering. The Call that made this future
 	// readied its worker onto this P's run-next slot, so the yield runs
 	// the worker here and now, and the result is often ready when this
@@ -186,40 +244,41 @@ func (f Future[Out]) Wait(ctx context.Context) (Out, error) {
 	// unchanged (0.13-0.22 µs/call).
 	runtime.Gosched()
 	if v, err, ok := r.take(f.gen); ok {
-		return v, err
+		return v, err, false
 	}
-	if w := r.p.self(); w != nil {
+	o := r.owner
+	if w := o.pool().self(); w != nil {
 		return f.help(ctx, w)
 	}
+	ev := o.event()
 	for {
-		t := r.done.Prepare()
-		if v, err, ok := r.take(f.gen); ok {
-			r.done.Cancel(t)
-			return v, err
+		t := ev.Prepare()
+		if v, err, ok := r.poll(f.gen); ok {
+			ev.Cancel(t)
+			return v, err, false
 		}
-		if err := r.done.Wait(ctx, t, waitPark); err != nil {
-			var zero Out
-			return zero, err
+		if err := ev.Wait(ctx, t, waitPark); err != nil {
+			return v, err, true
 		}
 		if v, err, ok := r.take(f.gen); ok {
-			return v, err
+			return v, err, false
 		}
 	}
 }
 
-// help is Wait on a worker of the call's own pool.
-func (f Future[Out]) help(ctx context.Context, w *worker) (v Out, err error) {
+// help is wait on a worker of the call's own pool.
+func (f Future[Out]) help(ctx context.Context, w *worker) (v Out, err error, stopped bool) {
 	r := f.r
 	taken := false
-	werr := w.helpWait(ctx, &r.done, func() bool {
-		v, err, taken = r.take(f.gen)
+	werr := w.helpWait(ctx, r.owner.event(), func() bool {
+		v, err, taken = r.poll(f.gen)
 		return taken
 	})
 	if werr != nil {
 		var zero Out
-		return zero, werr
+		return zero, werr, true
 	}
-	return v, err
+	return v, err, false
 }
 
 // Done returns a channel that is closed when the result is ready, so
@@ -235,7 +294,7 @@ func (f Future[Out]) Done() <-chan struct{} {
 	var d *doneChan
 	for {
 		w := r.word.Load()
-		if w>>stateBits != f.gen || w&stateMask != pending {
+		if w>>stateBits != f.gen || w&ready != 0 {
 			if d != nil {
 				d.close(f.gen) // installed, but the runner finished first
 			}
@@ -264,4 +323,59 @@ func (f Future[Out]) Done() <-chan struct{} {
 			return d.c
 		}
 	}
+}
+
+// WaitAll waits for the futures of fs in order and stores their values in
+// out[:len(fs)]; it panics if len(out) < len(fs). It returns len(fs) and
+// nil when every call succeeded. Otherwise it stops at the first future
+// that failed and returns how many it took, that one included (its value
+// in out is what Wait returned with the error), and that future's error;
+// or, if ctx ends while it waits, how many it took before and ctx.Err().
+// The futures it did not take stay usable.
+//
+// It is Knitting's await of every call of a batch: with CallBatch, the
+// slots of the batch go back to the task in bulk, once per group of
+// calls rather than once per call, as a loop of Wait would.
+func WaitAll[Out any](ctx context.Context, fs []Future[Out], out []Out) (int, error) {
+	if len(out) < len(fs) {
+		panic(fmt.Sprintf("pool: WaitAll: len(out) is %d, less than len(fs) %d", len(out), len(fs)))
+	}
+	var held *batchHome // the packet of the last values taken, owed k recycles
+	var k int64
+	defer func() {
+		if held != nil {
+			held.recycle(k)
+		}
+	}()
+	for i, f := range fs {
+		r := f.r
+		if r == nil { // refused, or the zero Future
+			v, err := f.Wait(ctx)
+			out[i] = v
+			return i + 1, err
+		}
+		v, err, ok, mine := r.claim(f.gen, false)
+		if mine {
+			if h, batch := r.owner.(*batchHome); !batch {
+				r.owner.recycle(1)
+			} else if h != held {
+				if held != nil {
+					held.recycle(k)
+				}
+				held, k = h, 1
+			} else {
+				k++
+			}
+		} else if !ok {
+			var stopped bool
+			if v, err, stopped = f.wait(ctx); stopped {
+				return i, err
+			}
+		}
+		out[i] = v
+		if err != nil {
+			return i + 1, err
+		}
+	}
+	return len(fs), nil
 }

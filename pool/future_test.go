@@ -259,7 +259,7 @@ func TestFutureReleasesResult(t *testing.T) {
 	if _, err := f.Wait(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	s, ok := tk.free.TryPop()
+	s, ok := tk.free.get()
 	if !ok {
 		t.Fatal("slot not recycled")
 	}

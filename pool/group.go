@@ -125,12 +125,13 @@ type groupTask struct {
 	fn func() error
 }
 
-func (t *groupTask) run(w *worker) {
+func (t *groupTask) run(w *worker) (done uint64) {
+	done = 1 // what a recovered panic returns too
 	g := t.g
 	if g.ctx.Err() != nil {
 		g.fail(context.Cause(g.ctx))
 		g.finishOne()
-		return
+		return 1
 	}
 	returned := false
 	defer func() {
@@ -145,11 +146,13 @@ func (t *groupTask) run(w *worker) {
 		g.fail(err)
 	}
 	g.finishOne()
+	return 1
 }
 
-func (t *groupTask) abandon() {
+func (t *groupTask) abandon() int {
 	t.g.fail(ErrClosed)
 	t.g.finishOne()
+	return 1
 }
 
 // firstErr keeps the first error given to set. It is one pointer, so that

@@ -81,6 +81,9 @@ func (p *Pool) inTask() bool {
 // waiting task to finish would wait forever, which the doc of every
 // waiting method tells callers.
 func (w *worker) helpWait(ctx context.Context, ev *knit.Event, ready func() bool) error {
+	if w.fr.pk != nil {
+		w.fr.pk.settle(w) // waiting inside a call of a packet: see batch.go
+	}
 	for {
 		if ready() {
 			return nil

@@ -117,15 +117,17 @@ type mapRun[In, Out any] struct {
 }
 
 // run is a job: it runs elements until none is left, then leaves.
-func (m *mapRun[In, Out]) run(w *worker) {
+func (m *mapRun[In, Out]) run(w *worker) uint64 {
 	m.work(w, false)
 	m.jobsDone(1)
+	return 1
 }
 
 // abandon fails the Map: its job will never run (Shutdown's expiry).
-func (m *mapRun[In, Out]) abandon() {
+func (m *mapRun[In, Out]) abandon() int {
 	m.fail(ErrClosed)
 	m.jobsDone(1)
+	return 1
 }
 
 // work claims runs of elements and calls fn on them, skipping them once

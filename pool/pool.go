@@ -17,15 +17,19 @@ import (
 type job interface {
 	// run executes the task on w, recovers a panic, and hands the result
 	// out (completes the future and rings its doorbell) before returning.
-	run(w *worker)
-	// abandon fails the task without running it (Shutdown's expiry).
-	abandon()
+	// It returns how many tasks to count as completed: 1, or 0 for a
+	// CallBatch packet, which counts its calls itself.
+	run(w *worker) uint64
+	// abandon fails the task without running it (Shutdown's expiry) and
+	// returns how many tasks that was.
+	abandon() int
 }
 
 // goFunc is a task submitted with Go.
 type goFunc func()
 
-func (f goFunc) run(w *worker) {
+func (f goFunc) run(w *worker) (done uint64) {
+	done = 1 // what a recovered panic returns too
 	returned := false
 	defer func() {
 		if !returned {
@@ -34,9 +38,10 @@ func (f goFunc) run(w *worker) {
 	}()
 	f()
 	returned = true
+	return 1
 }
 
-func (f goFunc) abandon() {}
+func (f goFunc) abandon() int { return 1 }
 
 // Pool states, in the order a pool goes through them.
 const (
@@ -324,49 +329,6 @@ func (p *Pool) ring(w *worker, n int) {
 			w.ringNest()
 		}
 	}
-}
-
-// batchChunk is how many calls CallBatch hands to one PushBatch: the jobs
-// are staged in an array on the caller's stack, so the batch does not
-// allocate. 128 covers Knitting's largest benchmark shape (100 calls) in
-// one push and one doorbell ring.
-const batchChunk = 128
-
-// submitBatch queues every job of js, in order, blocking while the queues
-// are full, and rings each doorbell once for all it published. It returns
-// how many were accepted: all of them, or a prefix when the pool closed.
-func (p *Pool) submitBatch(js []job) int {
-	n := len(p.workers)
-	share := len(js) // with stealing, one queue takes the batch and thieves spread it
-	if !p.steal {
-		share = (len(js) + n - 1) / n // spread it, one ring per worker touched
-	}
-	done := 0
-	i := p.target()
-	for done < len(js) {
-		end := min(done+share, len(js))
-		pushed := 0
-		// Every queue gets a chance before the batch waits for room.
-		for k := 0; k < n && done+pushed < end; k++ {
-			w := p.workers[(i+k)%n]
-			m := w.q.PushBatch(js[done+pushed : end])
-			if m > 0 {
-				pushed += m
-				p.ring(w, m)
-			}
-		}
-		done += pushed
-		if done < end {
-			// Every queue is full, or the pool closed. What was pushed
-			// has been rung for, so the workers drain while this waits.
-			if p.submitSlow(context.Background(), js[done], i, true) != nil {
-				return done
-			}
-			done++
-		}
-		i++
-	}
-	return done
 }
 
 // Close stops intake, lets the workers run every task already accepted,

@@ -99,7 +99,8 @@ func TestShutdownInTime(t *testing.T) {
 }
 
 // TestCloseRacesSubmitters closes (or shuts down with a short deadline)
-// while submitters push and workers park and wake. Every submission is
+// while submitters push (Go, Call and CallBatch) and workers park and
+// wake. Every submission is
 // either refused (ErrClosed), or run exactly once, or abandoned and its
 // future failed: accepted == ran + abandoned, exactly.
 func TestCloseRacesSubmitters(t *testing.T) {
@@ -138,7 +139,7 @@ func TestCloseRacesSubmitters(t *testing.T) {
 				var xs []int
 				for i := 0; !stop.Load() || i < 50; i++ {
 					x := g<<20 | i
-					switch i % 3 {
+					switch i % 4 {
 					case 0, 1:
 						if err := p.Go(func() { ran.Add(1) }); err == nil {
 							accepted.Add(1)
@@ -150,6 +151,21 @@ func TestCloseRacesSubmitters(t *testing.T) {
 					case 2:
 						fs = append(fs, tk.Call(x))
 						xs = append(xs, x)
+					case 3:
+						// A batch, from one call up to past a packet.
+						ins := make([]int, 1+(i*37)%150)
+						for k := range ins {
+							ins[k] = x + k<<8
+						}
+						outs := make([]Future[int], len(ins))
+						n := tk.CallBatch(ins, outs)
+						for k, f := range outs {
+							if (k < n) != (f.r != nil) {
+								t.Errorf("CallBatch accepted %d, future %d has slot %v", n, k, f.r != nil)
+							}
+						}
+						fs = append(fs, outs...)
+						xs = append(xs, ins...)
 					}
 					if i%16 == 0 {
 						time.Sleep(time.Duration(rand.IntN(20)) * time.Microsecond)

@@ -5,7 +5,9 @@ import "sync/atomic"
 // Stats is a snapshot of a pool's counters. Each worker counts on its own
 // cache lines and Stats sums them, so no counter is shared by the hot
 // paths; the sums are read one after another, not at one instant, and are
-// exact whenever the pool is quiet.
+// exact whenever the pool is quiet. Each call of a CallBatch counts as a
+// task once a worker takes it; while queued, a batch's group of up to
+// 128 calls counts once per queue entry it has (see Task.CallBatch).
 type Stats struct {
 	Workers int // worker goroutines
 	Pinned  int // workers pinned to a CPU (see Pinning)
@@ -33,6 +35,7 @@ type Stats struct {
 type counter struct{ v atomic.Uint64 }
 
 func (c *counter) inc()         { c.v.Store(c.v.Load() + 1) }
+func (c *counter) add(d uint64) { c.v.Store(c.v.Load() + d) }
 func (c *counter) load() uint64 { return c.v.Load() }
 
 // Stats returns a snapshot of the pool's counters.
@@ -49,13 +52,15 @@ func (p *Pool) Stats() Stats {
 	for _, w := range p.workers {
 		taken += w.taken.load()
 		s.Stolen += w.stolen.load()
-		s.Parks += w.parks.load()
-		s.Wakes += w.wakes.load()
+		wakes := w.wakes.load() // before parks: a snapshot never shows wakes > parks
+		parks := w.parks.load()
+		s.Parks += parks
+		s.Wakes += wakes
 		s.SpinHits += w.spinHits.load()
 		if w.pinned.Load() {
 			s.Pinned++
 		}
-		if w.parked.Load() {
+		if parks != wakes {
 			s.Parked++
 		}
 	}

@@ -5,6 +5,8 @@ import (
 	"runtime/debug"
 	"sync"
 	"sync/atomic"
+
+	"github.com/knit-go/knit"
 )
 
 // Submit runs fn on p and returns its future. It waits for room while the
@@ -53,23 +55,27 @@ type fnSlot[T any] struct {
 	fn    func() (T, error) // written by Submit before the push, cleared by the runner
 	ctx   context.Context   // likewise
 	cache *fnCache[T]       // read-only
+	ev    knit.Event        // see owner.event
 }
 
 func (s *fnSlot[T]) future() Future[T] {
 	return Future[T]{r: &s.result, gen: s.word.Load() >> stateBits}
 }
 
-func (s *fnSlot[T]) recycle() { s.cache.free.Put(s) }
+func (s *fnSlot[T]) recycle(int64)      { s.cache.free.Put(s) }
+func (s *fnSlot[T]) event() *knit.Event { return &s.ev }
+func (s *fnSlot[T]) pool() *Pool        { return s.cache.p }
 
 // run gives the call up if its context has ended, else calls fn and hands
 // the result out at once, as a Task call's run does.
-func (s *fnSlot[T]) run(w *worker) {
+func (s *fnSlot[T]) run(w *worker) (done uint64) {
+	done = 1 // what a recovered panic returns too
 	fn, ctx := s.fn, s.ctx
 	s.fn, s.ctx = nil, nil
 	if err := ctx.Err(); err != nil {
 		var zero T
 		s.finish(zero, err)
-		return
+		return 1
 	}
 	returned := false
 	defer func() {
@@ -81,13 +87,15 @@ func (s *fnSlot[T]) run(w *worker) {
 	v, err := fn()
 	returned = true
 	s.finish(v, err)
+	return 1
 }
 
 // abandon fails a call that will never run.
-func (s *fnSlot[T]) abandon() {
+func (s *fnSlot[T]) abandon() int {
 	s.fn, s.ctx = nil, nil
 	var zero T
 	s.finish(zero, ErrClosed)
+	return 1
 }
 
 // fnCache recycles one pool's Submit slots of one result type. A
@@ -106,7 +114,6 @@ func (c *fnCache[T]) get() *fnSlot[T] {
 	}
 	s := &fnSlot[T]{cache: c}
 	s.owner = s
-	s.p = c.p
 	s.word.Store(1 << stateBits) // generation 1
 	return s
 }

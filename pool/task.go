@@ -3,6 +3,7 @@ package pool
 import (
 	"fmt"
 	"sync"
+	"sync/atomic"
 
 	"github.com/knit-go/knit"
 )
@@ -16,13 +17,48 @@ type Task[In, Out any] struct {
 	fn func(In) Out
 
 	// free holds slots whose value was taken, ready for the next Call.
-	// A ring rather than a sync.Pool: it is not emptied by the garbage
-	// collector, so the steady state stays allocation-free. It holds as
-	// many slots as the queues hold calls; a burst of more outstanding
-	// calls than that recycles the excess through spare, which the
-	// collector may empty.
-	free  *knit.MPMC[*slot[In, Out]]
+	// It holds as many slots as the queues hold calls; see freeList.
+	free freeList[slot[In, Out]]
+
+	// packets holds CallBatch's packets whose futures were all taken, one
+	// list per capacity class (see packetClasses), each made on first
+	// use.
+	packets [len(packetClasses)]atomic.Pointer[freeList[packet[In, Out]]]
+}
+
+// freeList recycles one kind of object (*E). The last one put back waits
+// in hot, which takes one atomic operation each way and hands back the
+// object whose lines are most likely still in this core's cache; the
+// rest go to a ring, rather than a sync.Pool, since the garbage collector
+// does not empty it and the steady state stays allocation-free; a burst
+// of more outstanding objects than the ring holds recycles the excess
+// through spare, which the collector may empty.
+type freeList[E any] struct {
+	hot   atomic.Pointer[E]
+	ring  *knit.MPMC[*E]
 	spare sync.Pool
+}
+
+func (l *freeList[E]) get() (*E, bool) {
+	if l.hot.Load() != nil {
+		if v := l.hot.Swap(nil); v != nil {
+			return v, true
+		}
+	}
+	if v, ok := l.ring.TryPop(); ok {
+		return v, true
+	}
+	v, ok := l.spare.Get().(*E)
+	return v, ok
+}
+
+func (l *freeList[E]) put(v *E) {
+	if l.hot.Load() == nil && l.hot.CompareAndSwap(nil, v) {
+		return
+	}
+	if !l.ring.TryPush(v) {
+		l.spare.Put(v)
+	}
 }
 
 // NewTask binds fn to p. fn must not be nil.
@@ -31,7 +67,9 @@ func NewTask[In, Out any](p *Pool, fn func(In) Out) *Task[In, Out] {
 		panic("pool: NewTask of nil func")
 	}
 	n := len(p.workers) * p.workers[0].q.Cap()
-	return &Task[In, Out]{p: p, fn: fn, free: knit.NewMPMC[*slot[In, Out]](min(max(n, 64), maxFreeSlots))}
+	t := &Task[In, Out]{p: p, fn: fn}
+	t.free.ring = knit.NewMPMC[*slot[In, Out]](min(max(n, 64), maxFreeSlots))
+	return t
 }
 
 // maxFreeSlots bounds a task's free list ring (64 KiB of slots on 64-bit
@@ -39,33 +77,31 @@ func NewTask[In, Out any](p *Pool, fn func(In) Out) *Task[In, Out] {
 const maxFreeSlots = 1 << 12
 
 // slot is one call in flight: its argument, and the result its Future
-// reads. The result comes first so that a Future's pointer is the slot's.
+// reads. The result comes first so that a Future's pointer is the slot's,
+// and the argument right after it, so that with small types the runner
+// and the Wait touch one line of the slot; the event, which only a
+// sleeping Wait and the runner that wakes it touch, comes last.
 type slot[In, Out any] struct {
 	result[Out]
-	in In // written by the caller before the push, then owned by the runner
-	t  *Task[In, Out]
+	in In             // written by the caller before the push, then owned by the runner
+	t  *Task[In, Out] // read-only
+	ev knit.Event     // see owner.event
 }
 
 // get returns a free slot, its generation pending.
 func (t *Task[In, Out]) get() *slot[In, Out] {
-	if s, ok := t.free.TryPop(); ok {
-		return s
-	}
-	if s, ok := t.spare.Get().(*slot[In, Out]); ok {
+	if s, ok := t.free.get(); ok {
 		return s
 	}
 	s := &slot[In, Out]{t: t}
 	s.owner = s
-	s.p = t.p
 	s.word.Store(1 << stateBits) // generation 1
 	return s
 }
 
-func (s *slot[In, Out]) recycle() {
-	if !s.t.free.TryPush(s) {
-		s.t.spare.Put(s)
-	}
-}
+func (s *slot[In, Out]) recycle(int64)      { s.t.free.put(s) }
+func (s *slot[In, Out]) event() *knit.Event { return &s.ev }
+func (s *slot[In, Out]) pool() *Pool        { return s.t.p }
 
 func (s *slot[In, Out]) future() Future[Out] {
 	return Future[Out]{r: &s.result, gen: s.word.Load() >> stateBits}
@@ -76,13 +112,14 @@ func (s *slot[In, Out]) future() Future[Out] {
 func (s *slot[In, Out]) refuse() {
 	var zero In
 	s.in = zero
-	s.recycle()
+	s.recycle(1)
 }
 
 // run calls the task's function and hands the result out at once: the
 // future turns ready and its waiter is woken before the worker looks for
 // more work.
-func (s *slot[In, Out]) run(w *worker) {
+func (s *slot[In, Out]) run(w *worker) (done uint64) {
+	done = 1 // what a recovered panic returns too
 	returned := false
 	defer func() {
 		if !returned {
@@ -98,14 +135,16 @@ func (s *slot[In, Out]) run(w *worker) {
 	var zero In
 	s.in = zero
 	s.finish(out, nil)
+	return 1
 }
 
 // abandon fails a call that will never run.
-func (s *slot[In, Out]) abandon() {
+func (s *slot[In, Out]) abandon() int {
 	var zero In
 	s.in = zero
 	var out Out
 	s.finish(out, ErrClosed)
+	return 1
 }
 
 // Call runs the task on in, on a worker, and returns its Future. It
@@ -125,36 +164,47 @@ func (t *Task[In, Out]) Call(in In) Future[Out] {
 
 // CallBatch calls the task on every element of ins and stores the futures
 // in out[:len(ins)]; it panics if len(out) < len(ins), and never writes
-// past len(out). The calls are published with one batch push per queue
-// and one doorbell ring, instead of a ring per call. It blocks while the
-// queues are full and returns how many calls the pool accepted:
-// len(ins), or fewer if the pool closed, in which case the remaining
-// futures fail with ErrClosed.
+// past len(out). It blocks while the queues are full and returns how many
+// calls the pool accepted: len(ins), or fewer if the pool closed, in
+// which case the remaining futures fail with ErrClosed.
+//
+// The calls travel together, in groups of up to 128: a group is one
+// queue entry (one per worker that can help run it) and one doorbell
+// ring, its slots sit side by side, and a worker runs its calls back to
+// back, so a caller that waits for every future (see WaitAll) pays about
+// one wake per batch. Each result is ready as soon as its call returns.
+// Stats counts each call once it is taken; while a group is queued,
+// QueueDepth counts its entries.
 func (t *Task[In, Out]) CallBatch(ins []In, out []Future[Out]) int {
 	if len(out) < len(ins) {
 		panic(fmt.Sprintf("pool: CallBatch: len(out) is %d, less than len(ins) %d", len(out), len(ins)))
 	}
 	out = out[:len(ins)]
-	var buf [batchChunk]job // on the stack: PushBatch copies the elements out
 	accepted := 0
 	for i := 0; i < len(ins); i += batchChunk {
 		m := min(batchChunk, len(ins)-i)
+		if accepted < i { // refused already: the pool is closed
+			for k := range m {
+				out[i+k] = Future[Out]{gen: genClosed}
+			}
+			continue
+		}
+		pk := t.getPacket(m)
 		for k := range m {
-			s := t.get()
-			s.in = ins[i+k]
-			out[i+k] = s.future()
-			buf[k] = s
+			e := &pk.elems[k]
+			e.in = ins[i+k]
+			out[i+k] = Future[Out]{r: &e.result, gen: e.word.Load() >> stateBits}
 		}
-		n := 0
-		if accepted == i { // nothing refused so far
-			n = t.p.submitBatch(buf[:m])
+		if !pk.submit(int64(m)) {
+			var zero In
+			for k := range m {
+				pk.elems[k].in = zero
+				out[i+k] = Future[Out]{gen: genClosed}
+			}
+			t.putPacket(pk) // its generations never left the caller
+			continue
 		}
-		accepted += n
-		for k := n; k < m; k++ {
-			buf[k].(*slot[In, Out]).refuse()
-			out[i+k] = Future[Out]{gen: genClosed}
-		}
-		clear(buf[:m])
+		accepted += m
 	}
 	return accepted
 }

@@ -27,16 +27,22 @@ type worker struct {
 	completed counter
 	panicked  counter
 	stolen    counter
-	parks     counter
+	parks     counter // parks != wakes: the worker is parked (or about to park) on its doorbell
 	wakes     counter
 	spinHits  counter
-	parked    atomic.Bool // the worker is parked (or about to park) on its doorbell
 	pinned    atomic.Bool // the worker's thread is pinned to cpu
 	// nestEv is the event the worker parks on in a wait of its own (see
 	// help.go), nil outside one; publishers that claim its nested bit
 	// ring it.
 	nestEv atomic.Pointer[knit.Event]
 	_      [knit.CacheLineSize]byte
+
+	// fr and carry belong to the worker's goroutine alone (see batch.go):
+	// the packet run it is in, and what a goroutine that ended in
+	// runtime.Goexit left for its replacement.
+	fr    batchFrame
+	carry []job
+	_     [knit.CacheLineSize]byte
 
 	// Read-only after New.
 	p   *Pool
@@ -72,6 +78,12 @@ func (w *worker) main(started *sync.WaitGroup) {
 		}
 		w.p.workerExited()
 	}()
+	for len(w.carry) > 0 {
+		j := w.carry[0]
+		w.carry = w.carry[1:]
+		w.run(j)
+	}
+	w.carry = nil
 	w.loop()
 	normal = true
 }
@@ -138,10 +150,8 @@ func (w *worker) loop() {
 			bell.NotifyAll()
 			return
 		}
-		w.parked.Store(true)
 		w.parks.inc()
 		_ = bell.Wait(context.Background(), t, p.park) // no deadline: only a ring ends it
-		w.parked.Store(false)
 		w.wakes.inc()
 	}
 }
@@ -250,8 +260,10 @@ func (w *worker) drained() bool {
 // run executes one task and counts it. Panics are recovered inside
 // j.run, so the worker survives them.
 func (w *worker) run(j job) {
-	j.run(w)
-	w.completed.inc()
+	if w.fr.pk != nil {
+		w.fr.pk.settle(w) // nested inside a call of a packet
+	}
+	w.completed.add(j.run(w))
 }
 
 // goPanicked reports a panic in a Go task. v is nil when the task called
@@ -278,9 +290,9 @@ func (w *worker) abandonQueued() int {
 			runtime.Gosched()
 			continue
 		}
-		j.abandon()
-		w.p.abandoned.Add(1)
-		n++
+		k := j.abandon()
+		w.p.abandoned.Add(uint64(k))
+		n += k
 	}
 	return n
 }

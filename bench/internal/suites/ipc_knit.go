@@ -10,8 +10,14 @@ import (
 
 // The knit pool's rows in ipc-peers: one worker, like Knitting's default
 // of one thread and like the ants and pond rows. An op is the group's
-// batch: Call every message (the task answers v+1), then Wait for every
-// future in order. Three timer policies, one row each:
+// batch: the caller hands every message over (the task answers v+1),
+// then waits for every future in order.
+//
+// A batch goes out with CallBatch and comes back with WaitAll, as
+// Knitting sends the calls of one tick together and awaits them all: one
+// queue entry, one doorbell ring, the calls run back to back, and their
+// slots go back in bulk. A batch of one is a Call and a Wait. Three timer
+// policies, one row each:
 //
 //	default   pool.Config{}: Knitting's policy as the pool adjusted it
 //	          (the single worker spins pool.DefaultSpin only when
@@ -19,16 +25,16 @@ import (
 //	spin 50µs the worker polls 50 µs before it parks, at any GOMAXPROCS
 //	parked    Spin < 0: the worker parks at once, every call pays a wake
 //
-// and, for batches of more than one message, the batch call: CallBatch
-// publishes the whole batch with one push and one doorbell ring.
+// and, for batches of more than one message, the default policy with a
+// Call and a Wait per message: what a caller that does not batch pays.
 func init() {
 	extend("ipc-peers", func(cfg harness.Config) []harness.Row {
 		var rows []harness.Row
-		rows = append(rows, ipcRows("knit pool (1 worker)", cfg, startKnitIPC(pool.Config{}, false))...)
+		rows = append(rows, ipcRows("knit pool (1 worker)", cfg, startKnitIPC(pool.Config{}, true))...)
 		rows = append(rows, ipcRows("knit pool (1 worker, spin 50µs)", cfg,
-			startKnitIPC(pool.Config{Spin: 50 * time.Microsecond}, false))...)
-		rows = append(rows, ipcRows("knit pool (1 worker, parked)", cfg, startKnitIPC(pool.Config{Spin: -1}, false))...)
-		for _, r := range ipcRows("knit pool (1 worker, CallBatch)", cfg, startKnitIPC(pool.Config{}, true)) {
+			startKnitIPC(pool.Config{Spin: 50 * time.Microsecond}, true))...)
+		rows = append(rows, ipcRows("knit pool (1 worker, parked)", cfg, startKnitIPC(pool.Config{Spin: -1}, true))...)
+		for _, r := range ipcRows("knit pool (1 worker, Call per message)", cfg, startKnitIPC(pool.Config{}, false)) {
 			if r.Group != ipcGroup(1) { // a batch of one is a Call
 				rows = append(rows, r)
 			}
@@ -60,14 +66,15 @@ func startKnitIPC(pc pool.Config, batch bool) func(harness.Config, int) (ipcTran
 
 func (k *knitIPC) roundTrip(msgs, replies []int64) error {
 	fs := k.fs[:len(msgs)]
-	if k.batch {
-		k.t.CallBatch(msgs, fs)
-	} else {
-		for i, m := range msgs {
-			fs[i] = k.t.Call(m)
-		}
-	}
 	ctx := context.Background()
+	if k.batch && len(msgs) > 1 {
+		k.t.CallBatch(msgs, fs)
+		_, err := pool.WaitAll(ctx, fs, replies)
+		return err
+	}
+	for i, m := range msgs {
+		fs[i] = k.t.Call(m)
+	}
 	for i := range fs {
 		v, err := fs[i].Wait(ctx)
 		if err != nil {
