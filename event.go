@@ -49,18 +49,11 @@ type Event struct {
 	// when a registered waiter may not be asleep yet (see notify).
 	seq atomic.Uint32
 
-	// regs packs two counts, so that the notifier's claim of semaphore
-	// sleepers takes them off both in one CAS:
-	//
-	//	bits 32-63  waiters: registered waiters, +1 in Prepare, -1 in
-	//	            Cancel and when Wait returns, or by the Notify that
-	//	            woke a sleeper (see claimSema). Never negative: a
-	//	            Cancel or Wait that would make it so panics.
-	//	bits 0-31   ssleep: waiters past their spin phase on the
-	//	            semaphore (see Wait); at most waiters.
-	//
-	// Notify loads regs first; zero (no waiter) ends Notify.
-	regs atomic.Uint64
+	// waiters counts registered waiters: +1 in Prepare, -1 in Cancel
+	// and when Wait returns, or by the Notify that dequeued a sleeper
+	// (see wakeQueue). Never negative: a Cancel or Wait that would make
+	// it so panics. Notify loads it first; zero ends Notify.
+	waiters atomic.Int32
 
 	// Waiters past their spin phase on the futex (fsleep) and in the
 	// wait list (qsleep); each at most waiters. Notify wakes only where
@@ -68,17 +61,17 @@ type Event struct {
 	fsleep atomic.Int32
 	qsleep atomic.Int32
 
-	// sema is the runtime semaphore the ssleep sleepers block on. Its
-	// count is the wakes released and not yet taken; see claimSema.
-	sema uint32
-
 	// wakes counts the wakes Notify and cancellation issued (futex wake
 	// syscalls, semaphore releases, goroutines sent a token) while
 	// eventCountWakes is set, which only the tests do: an atomic add on
 	// every wake is a cost the doorbell does not need.
 	wakes atomic.Uint32
 
-	// mu guards q, the FIFO of qsleep sleepers, each on its own channel.
+	// mu guards q, the FIFO of qsleep sleepers. Each sleeps on a node of
+	// its own (a semaphore, or a channel where the ctx can be cancelled),
+	// so a wake goes to the sleeper Notify dequeued and to no other: a
+	// sleeper that arrives later cannot take it, as it could from a
+	// semaphore shared by all of them.
 	mu sync.Mutex
 	q  waitList
 }
@@ -171,18 +164,9 @@ func (p Park) spin() time.Duration {
 // its condition and calls exactly one of Cancel (the condition is true)
 // or Wait with the returned ticket.
 func (e *Event) Prepare() Ticket {
-	e.regs.Add(oneWaiter)
+	e.waiters.Add(1)
 	return Ticket(e.seq.Load())
 }
-
-// One waiter and one semaphore sleeper in regs.
-const (
-	oneWaiter  = 1 << 32
-	oneSleeper = 1
-)
-
-func regsWaiters(r uint64) int32  { return int32(r >> 32) }
-func regsSleepers(r uint64) int32 { return int32(uint32(r)) }
 
 // Cancel unregisters a waiter whose condition turned true after Prepare.
 // It wakes nobody. A ticket used twice (two Cancels, or a Cancel and a
@@ -197,7 +181,7 @@ func (e *Event) Cancel(t Ticket) {
 // wrong after the panic: the caller's loop is broken, and the next
 // waiter could sleep through a Notify that saw zero.
 func (e *Event) unregister(op string) {
-	if regsWaiters(e.regs.Add(^uint64(oneWaiter-1))) < 0 { // -oneWaiter
+	if e.waiters.Add(-1) < 0 {
 		panic(errTicketReused(op))
 	}
 }
@@ -218,7 +202,7 @@ func errTicketReused(op string) string {
 // on a spent ticket panics, as Cancel says.
 func (e *Event) Wait(ctx context.Context, t Ticket, p Park) error {
 	tk := uint32(t)
-	if regsWaiters(e.regs.Load()) <= 0 {
+	if e.waiters.Load() <= 0 {
 		// The caller's own registration is missing: nothing takes a
 		// waiter off the count before its Wait, so the ticket was
 		// spent. Sleeping now could be for ever.
@@ -256,22 +240,9 @@ func (e *Event) Wait(ctx context.Context, t Ticket, p Park) error {
 	}
 	var err error
 	handedOff := false
-	switch {
-	case p.Backend.resolve() == BackendFutex:
+	if p.Backend.resolve() == BackendFutex {
 		err = e.sleepFutex(ctx, done, tk)
-	case done == nil && haveSema && !eventNoSema:
-		// The semaphore sleep (see semaBackOut), written out here:
-		// every call between the caller's loop and the park is a
-		// return the CPU mispredicts when the goroutine is switched
-		// back in (measured: a few ns per frame on the round trip).
-		e.regs.Add(oneSleeper) // S1
-		eventRaceHook()
-		if e.seq.Load() != tk && e.semaBackOut() { // S2
-			return nil
-		}
-		semacquire(&e.sema)
-		return nil
-	default:
+	} else {
 		err, handedOff = e.sleepQueue(ctx, done, tk)
 	}
 	if !handedOff {
@@ -285,7 +256,7 @@ func (e *Event) Wait(ctx context.Context, t Ticket, p Park) error {
 // load (two on a GOARCH that an x86 host may be emulating): no store, no
 // lock, no syscall.
 func (e *Event) Notify(n int) {
-	if e.regs.Load()|emul.Pending() != 0 {
+	if uint64(e.waiters.Load())|emul.Pending() != 0 {
 		e.notify(n)
 	}
 }
@@ -300,9 +271,8 @@ func (e *Event) Notify(n int) {
 // waiters). W1 precedes W2 and N1 precedes N2 in program order, so in
 // the total order either W2 comes after N1, the re-check sees the store
 // and the waiter does not wait; or N2 comes after W1, and Notify sees
-// waiters != 0. Notify then increments seq (N3), unless every waiter
-// registered is already a semaphore sleeper (the semaphore section
-// says why that is enough). If N3 came before the ticket load, the
+// waiters != 0. Notify then increments seq (N3). If N3 came before the
+// ticket load, the
 // ticket includes it, and N1 (before N3) is before the re-check (after
 // the ticket load): the re-check sees it. Otherwise seq != t from N3
 // on, and that is what every waiting phase tests, in a way that cannot
@@ -312,15 +282,15 @@ func (e *Event) Notify(n int) {
 //   - yielding (the deferred handoff): Wait loads seq after the yield;
 //   - futex: the kernel queues the sleeper only if seq == t, under the
 //     lock FutexWake takes;
-//   - semaphore and wait list: the sleep counts, below.
+//   - wait list: the sleep count, below.
 //
-// A waiter about to sleep increments its sleep count (fsleep, ssleep or
-// qsleep) and only then loads seq (S1, S2); Notify increments seq and
-// only then loads the counts (N3, N4). In the total order either S2
-// sees seq != t and the waiter does not sleep, or N4 sees the count and
-// Notify wakes: a futex wake, a semaphore release, or a token to each
-// waiter it takes off the list (under mu, which the sleeper held while
-// it checked seq and queued itself). So Notify issues a wake only when
+// A waiter about to sleep increments its sleep count (fsleep or qsleep)
+// and only then loads seq (S1, S2); Notify increments seq and only then
+// loads the counts (N3, N4). In the total order either S2 sees seq != t
+// and the waiter does not sleep, or N4 sees the count and Notify wakes:
+// a futex wake, or a wake addressed to each waiter it takes off the
+// list (under mu, which the sleeper held while it checked seq and
+// queued itself). So Notify issues a wake only when
 // some waiter has gone past its spin; spinners are woken by the change
 // of seq alone.
 //
@@ -340,48 +310,18 @@ func (e *Event) notify(n int) {
 		// qemu-user on an x86 host lets the caller's store (N1) pass
 		// the load of waiters (N2): fence and load again.
 		emul.StoreLoadFence()
-		if e.regs.Load() == 0 {
+		if e.waiters.Load() == 0 {
 			return
 		}
 	}
 	if n <= 0 {
 		return
 	}
-	n = min(n, math.MaxInt32)
-	var k int32
-	for {
-		r := e.regs.Load()
-		w, sl := regsWaiters(r), regsSleepers(r)
-		if w == 0 {
-			return
-		}
-		if w != sl {
-			break // someone may be spinning or about to sleep: below
-		}
-		// Every registered waiter is a semaphore sleeper: claiming is
-		// enough, seq need not move (see the semaphore section).
-		k = min(int32(n), sl)
-		if e.regs.CompareAndSwap(r, r-uint64(k)*(oneSleeper+oneWaiter)) {
-			e.countWakes(k)
-			eventRaceHook()
-			e.releaseSema(k)
-			if haveSema {
-				markReadied()
-			}
-			return
-		}
-	}
 	e.seq.Add(1) // wakes every spinner, and turns every ticket stale
 	eventRaceHook()
 	if e.fsleep.Load() != 0 {
 		e.countWakes(1)
 		n -= FutexWake(&e.seq, n)
-	}
-	if n > 0 && regsSleepers(e.regs.Load()) != 0 {
-		k = e.claimSema(n)
-		n -= int(k)
-		eventRaceHook()
-		e.releaseSema(k)
 	}
 	if n > 0 && e.qsleep.Load() != 0 {
 		e.wakeQueue(n)
@@ -391,23 +331,16 @@ func (e *Event) notify(n int) {
 	}
 }
 
-// releaseSema releases k claimed semaphore sleepers.
-func (e *Event) releaseSema(k int32) {
-	for ; k > 0; k-- {
-		semrelease(&e.sema, k == 1 && eventSemaHandoff, 0)
-	}
-}
-
 // NotifyAll wakes every registered waiter.
 func (e *Event) NotifyAll() { e.Notify(math.MaxInt32) }
 
 // Waiters reports how many waiters are registered now: Prepared and not
 // yet Cancelled or returned from Wait.
-func (e *Event) Waiters() int { return int(regsWaiters(e.regs.Load())) }
+func (e *Event) Waiters() int { return int(e.waiters.Load()) }
 
 // sleepers is how many waiters are past their spin phase, for the tests.
 func (e *Event) sleepers() int32 {
-	return e.fsleep.Load() + regsSleepers(e.regs.Load()) + e.qsleep.Load()
+	return e.fsleep.Load() + e.qsleep.Load()
 }
 
 // eventCountWakes turns on the wakes counter; set by the tests' init.
@@ -419,78 +352,9 @@ func (e *Event) countWakes(k int32) {
 	}
 }
 
-// The semaphore: sleepers with a ctx that cannot be cancelled, where
-// the runtime semaphore is linked. No lock and no node of ours: the
-// runtime queues the sleeper under its own lock and wakes the oldest.
-//
-// The semaphore knows nobody by name: a release wakes whichever sleeper
-// is first in the runtime's queue. The count keeps sleepers and wakes
-// matched instead. Call a sleeper committed from its increment of ssleep
-// until it backs out; then at every moment
-//
-//	committed sleepers = ssleep + releases not yet taken (I)
-//
-// A sleeper's S1 adds one to both sides. A notifier claims k of ssleep
-// with a CAS and releases k (claimSema, notify): ssleep goes down by k,
-// releases up by k. A sleeper that finds seq moved at S2 backs out by
-// taking one from ssleep if it is not zero, which removes it from both
-// sides; if it is zero, (I) says a release is owed to the sleepers
-// there are, itself included, so it stays committed and takes one from
-// the semaphore (which returns at once, or as soon as the release
-// lands). Each release wakes one committed sleeper, whichever it is;
-// all that matters is that none sleeps while a release meant for the
-// sleepers goes unclaimed, and (I) rules that out. No release is left
-// over for a later sleeper.
-//
-// The notifier takes the sleepers it claims off waiters as well: every
-// committed sleeper that takes a release returns from Wait without
-// touching waiters (handed off), so waiters stays equal to the waiters
-// still registered. A claim is at most ssleep, and each unit of ssleep
-// belongs to a waiter registered before it, so waiters >= ssleep and
-// the claim never makes waiters negative.
-//
-// When waiters == ssleep, in the one load of regs that the claim's CAS
-// then succeeds on, every waiter registered at that point of the total
-// order is a committed sleeper, and Notify claims and releases without
-// moving seq. Those it claims are woken by (I). Those it does not claim
-// (n was smaller) sleep on, as Notify(n) allows. A waiter that is
-// between S1 and S2 is among them and either sleeps or backs out as
-// above. A waiter that registers after the CAS registered after N1, and
-// its re-check sees the store. The move of seq is needed only to stop
-// a waiter that registered before N2 from going to sleep unseen, and
-// there is none: it would be counted in waiters and not in ssleep.
-
-// The semaphore sleep, in Wait: S1 adds the waiter to ssleep, S2 finds
-// seq moved and backs out (semaBackOut) or finds it unmoved and takes a
-// release from the semaphore. Either way Wait leaves the waiter
-// unregistered without touching waiters itself: a sleeper that takes a
-// release was taken off waiters by its notifier, one that backs out
-// takes itself off in the CAS that takes it off ssleep.
-
-// semaBackOut takes a sleeper whose seq moved at S2 off ssleep and
-// waiters and reports true, or reports false when ssleep is zero: then
-// every sleeper counted at S1 was claimed, a release is owed to them,
-// and this one stays to take it.
-func (e *Event) semaBackOut() bool {
-	for {
-		r := e.regs.Load()
-		if regsSleepers(r) == 0 {
-			return false
-		}
-		if e.regs.CompareAndSwap(r, r-oneSleeper-oneWaiter) {
-			return true
-		}
-	}
-}
-
-// eventSemaHandoff makes the last release of a Notify the semaphore's
-// handoff, a yield of the notifier's P to the sleeper it wakes, and
-// eventYield (on by default) enables the deferred handoff. Only the
-// benchmarks that chose between them change them.
-var (
-	eventSemaHandoff = false
-	eventYield       = true
-)
+// eventYield (on by default) enables the deferred handoff; only the
+// benchmarks that chose it, and the tests, change it.
+var eventYield = true
 
 // The deferred handoff. A goroutine that Notify readies goes to the
 // notifier's P and runs when the notifier blocks, as a channel receiver
@@ -541,27 +405,12 @@ func takeReadied() bool {
 	return t != 0 && archCycles()-t < readiedWindow
 }
 
-// claimSema takes up to n semaphore sleepers off ssleep and waiters and
-// returns how many; the caller owes them as many releases.
-func (e *Event) claimSema(n int) int32 {
-	for {
-		r := e.regs.Load()
-		s := regsSleepers(r)
-		if s == 0 {
-			return 0
-		}
-		k := min(int32(n), s)
-		if e.regs.CompareAndSwap(r, r-uint64(k)*(oneSleeper+oneWaiter)) {
-			e.countWakes(k)
-			return k
-		}
-	}
-}
-
-// sleepQueue is Wait's runtime phase on the wait list: for a cancellable
-// ctx, which a semaphore sleep could not honour, and for every ctx where
-// the semaphore is not linked. handedOff reports that the Notify that
-// dequeued this sleeper has taken it off qsleep and waiters already.
+// sleepQueue is Wait's runtime phase: the sleeper queues a node of its
+// own on the wait list and blocks on it, on the node's semaphore when
+// ctx cannot be cancelled (a semaphore sleep cannot be given up), on the
+// node's channel otherwise and wherever the semaphore is not linked.
+// handedOff reports that the Notify that dequeued this sleeper has taken
+// it off qsleep and waiters already.
 func (e *Event) sleepQueue(ctx context.Context, done <-chan struct{}, t uint32) (err error, handedOff bool) {
 	e.qsleep.Add(1) // S1
 	eventRaceHook()
@@ -572,11 +421,12 @@ func (e *Event) sleepQueue(ctx context.Context, done <-chan struct{}, t uint32) 
 		return nil, false
 	}
 	w := getWaiter(nil)
+	w.onSema = done == nil && haveSema && !eventNoSema
 	e.q.push(w)
 	e.mu.Unlock()
 	eventRaceHook()
 	if done == nil {
-		<-w.ch
+		w.sleep()
 		w.put()
 		return nil, true
 	}
@@ -605,7 +455,7 @@ func (e *Event) wakeQueue(n int) {
 	// between. (Measured: an SPSC stream made 1.8 slow Notifies per item
 	// for 0.002 real wakes per item before.)
 	e.qsleep.Add(-int32(k))
-	e.regs.Add(-uint64(k) * oneWaiter)
+	e.waiters.Add(-int32(k))
 	e.countWakes(int32(k))
 	wakeAll(chain)
 }

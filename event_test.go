@@ -37,10 +37,8 @@ func eventState(e *Event) string {
 	e.mu.Lock()
 	q := e.q.len()
 	e.mu.Unlock()
-	r := e.regs.Load()
-	return fmt.Sprintf("{seq %d waiters %d fsleep %d ssleep %d qsleep %d queued %d sema %d wakes %d}",
-		e.seq.Load(), regsWaiters(r), e.fsleep.Load(), regsSleepers(r), e.qsleep.Load(), q,
-		atomic.LoadUint32(&e.sema), e.wakes.Load())
+	return fmt.Sprintf("{seq %d waiters %d fsleep %d qsleep %d queued %d wakes %d}",
+		e.seq.Load(), e.Waiters(), e.fsleep.Load(), e.qsleep.Load(), q, e.wakes.Load())
 }
 
 // parkWatchdogTime is generous: a healthy run of any test here takes a
@@ -65,7 +63,7 @@ func checkEventIdle(t testing.TB, e *Event) {
 	e.mu.Lock()
 	q := e.q.len()
 	e.mu.Unlock()
-	if e.Waiters() != 0 || e.sleepers() != 0 || q != 0 || atomic.LoadUint32(&e.sema) != 0 {
+	if e.Waiters() != 0 || e.sleepers() != 0 || q != 0 {
 		t.Errorf("Event not at rest: %s", eventState(e))
 	}
 }
@@ -796,6 +794,56 @@ func TestEventOneItemNoLostWakeup(t *testing.T) {
 	t.Logf("%d rounds, %d context expiries, %d wakes", rounds, expired.Load(), e.wakes.Load())
 	checkEventIdle(t, &e)
 	checkEventIdle(t, &taken)
+}
+
+// TestEventSharedConditions: one Event rung for several conditions, one
+// waiter each, as a pool rings one event for every result of a batch.
+// NotifyAll for one condition wakes the others too; they find nothing
+// and go back to sleep at once. That new sleep must not take the wake
+// meant for the waiter whose condition came true, which has been
+// readied but has not run yet: wakes are addressed, not counted.
+func TestEventSharedConditions(t *testing.T) {
+	const waiters = 4
+	rounds := parkScale(20_000)
+	for _, p := range parkConfigs {
+		t.Run(p.String(), func(t *testing.T) {
+			var (
+				e     Event
+				flags [waiters]atomic.Int64 // flags[i]: the last round addressed to waiter i
+				acks  [waiters]atomic.Int64 // acks[i]: the last round waiter i saw
+				acked Event
+				wg    sync.WaitGroup
+			)
+			round := atomic.Int64{}
+			stop := parkWatchdog(t, parkWatchdogTime, func() string {
+				r := round.Load()
+				i := r % waiters
+				return fmt.Sprintf("round %d for waiter %d: flag %d ack %d, event %s",
+					r, i, flags[i].Load(), acks[i].Load(), eventState(&e))
+			})
+			defer stop()
+			bg := context.Background()
+			for i := range waiters {
+				wg.Go(func() {
+					for want := int64(i); want < int64(rounds); want += waiters {
+						eventWait(bg, &e, p, func() bool { return flags[i].Load() >= want })
+						acks[i].Store(want)
+						acked.NotifyAll()
+					}
+				})
+			}
+			for r := range int64(rounds) {
+				round.Store(r)
+				i := r % waiters
+				flags[i].Store(r)
+				e.NotifyAll()
+				eventWait(bg, &acked, Park{Spin: NoSpin}, func() bool { return acks[i].Load() >= r })
+			}
+			wg.Wait()
+			checkEventIdle(t, &e)
+			checkEventIdle(t, &acked)
+		})
+	}
 }
 
 // TestEventCancelRace: each waiter waits for the flag to change from what

@@ -323,12 +323,10 @@ func BenchmarkParkPingPong(b *testing.B) {
 
 // eventVariants are the runtime backend's other ways to sleep and wake,
 // kept switchable for the benchmarks that chose between them and for
-// the tests, which run the protocol under each: the channel wait list
-// with no deferred handoff (what a knit_nolinkname build does, and what
-// every build did before the semaphore), the semaphore without the
-// deferred handoff, and with the semaphore's own handoff in place of
-// it. set switches one on and returns the func that switches it off;
-// call it only while no Event is in use.
+// the tests, which run the protocol under each: channel nodes with no
+// deferred handoff (what a knit_nolinkname build does), and semaphore
+// nodes without the deferred handoff. set switches one on and returns
+// the func that switches it off; call it only while no Event is in use.
 var eventVariants = []struct {
 	name string
 	set  func() (restore func())
@@ -340,10 +338,6 @@ var eventVariants = []struct {
 	{"noyield", func() func() {
 		eventYield = false
 		return func() { eventYield = true }
-	}},
-	{"semahandoff", func() func() {
-		eventYield, eventSemaHandoff = false, true
-		return func() { eventYield, eventSemaHandoff = true, false }
 	}},
 }
 

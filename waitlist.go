@@ -5,15 +5,16 @@ import (
 	"sync/atomic"
 )
 
-// The wait list: goroutines asleep on a channel each, queued FIFO behind
-// a mutex that the list's owner holds. Two owners: an Event's queue (its
-// runtime sleepers with a cancellable ctx, and all of them where the
-// semaphore is not linked), and each bucket of the portable futex.
+// The wait list: goroutines asleep on a node each (its own semaphore or
+// channel), queued FIFO behind a mutex that the list's owner holds. Two
+// owners: an Event's queue (its runtime sleepers) and each bucket of the
+// portable futex.
 //
 // The rule that keeps a wake from being lost or doubled: a waiter is
 // linked while queued is true, and only a goroutine holding the owner's
-// mutex links or unlinks it. Whoever unlinks it owns the one token that
-// will be sent on its channel, and sends it after releasing the mutex. A
+// mutex links or unlinks it. Whoever unlinks it owns the one wake that
+// will be sent to its node, and sends it after releasing the mutex. Only
+// channel nodes can stop waiting on their own. A
 // waiter that stops waiting for its own reason (ctx, timeout) takes the
 // mutex and finds out which it is: still queued, it unlinks itself and
 // no token will come; already unlinked, a token is on its way and the
@@ -25,6 +26,30 @@ type waiter struct {
 	queued     bool           // guarded by the owner's mutex
 	addr       *atomic.Uint32 // the word slept on (the portable futex); nil in an Event's queue
 	ch         chan struct{}  // buffered 1, so the waker never blocks
+	onSema     bool           // the sleeper blocks on sema, not ch; set before it is queued
+	sema       uint32         // the runtime semaphore an onSema sleeper blocks on
+}
+
+// sleep blocks until the waker's wake: a release of the node's own
+// semaphore, the runtime's cheapest park and ready, or a token on its
+// channel. Either is addressed to this node alone.
+func (w *waiter) sleep() {
+	if w.onSema {
+		semacquire(&w.sema)
+		raceAcquireNode(w)
+	} else {
+		<-w.ch
+	}
+}
+
+// wake wakes w's sleeper. w may be recycled as soon as it returns.
+func (w *waiter) wake() {
+	if w.onSema {
+		raceReleaseNode(w)
+		semrelease(&w.sema, false, 0)
+	} else {
+		w.ch <- struct{}{}
+	}
 }
 
 // waiterPool recycles waiters, so a sleep does not allocate in the steady
@@ -41,6 +66,7 @@ func getWaiter(addr *atomic.Uint32) *waiter {
 
 func (w *waiter) put() {
 	w.addr = nil
+	w.onSema = false
 	waiterPool.Put(w)
 }
 
@@ -113,7 +139,7 @@ func wakeAll(chain *waiter) {
 	for w := chain; w != nil; {
 		// Read next before the send: once woken, the waiter recycles w.
 		next := w.next
-		w.ch <- struct{}{}
+		w.wake()
 		w = next
 	}
 }
