@@ -149,23 +149,23 @@ func (r *result[Out]) closeDone(w uint64) {
 // take returns the result if the future's generation is ready, claiming
 // it and recycling its slot; ok is false while the call is still pending.
 func (r *result[Out]) take(gen uint64) (v Out, err error, ok bool) {
-	v, err, ok, _ = r.claim(gen, true)
+	v, ok, _, err = r.claim(gen, true)
 	return v, err, ok
 }
 
 // claim is take that leaves the recycling to the caller unless recycle
 // is set: mine reports that this call took the value, and so owes its
 // owner a recycle.
-func (r *result[Out]) claim(gen uint64, recycle bool) (v Out, err error, ok, mine bool) {
+func (r *result[Out]) claim(gen uint64, recycle bool) (v Out, ok, mine bool, err error) {
 	w := r.word.Load()
 	switch {
 	case w>>stateBits != gen:
-		return v, ErrFutureUsed, true, false
+		return v, true, false, ErrFutureUsed
 	case w&ready == 0:
-		return v, nil, false, false
+		return v, false, false, nil
 	case !r.word.CompareAndSwap(w, (gen+1)<<stateBits):
 		// Flags change only while pending: another Wait took the value.
-		return v, ErrFutureUsed, true, false
+		return v, true, false, ErrFutureUsed
 	}
 	v, err = r.out, r.err
 	var zero Out
@@ -179,7 +179,7 @@ func (r *result[Out]) claim(gen uint64, recycle bool) (v Out, err error, ok, min
 	if recycle {
 		r.owner.recycle(1)
 	}
-	return v, err, true, true
+	return v, true, true, err
 }
 
 // poll is take for a Wait registered on the owner's event: while the
@@ -354,7 +354,7 @@ func WaitAll[Out any](ctx context.Context, fs []Future[Out], out []Out) (int, er
 			out[i] = v
 			return i + 1, err
 		}
-		v, err, ok, mine := r.claim(f.gen, false)
+		v, ok, mine, err := r.claim(f.gen, false)
 		if mine {
 			if h, batch := r.owner.(*batchHome); !batch {
 				r.owner.recycle(1)

@@ -86,11 +86,12 @@ func names0(ss []harness.Suite) []string {
 
 // runOrder fixes the order of the suites known here; suites added later
 // and not listed run after these, in registration order. The floors come
-// first, then the primitives (spin, rings), then the pool against its
-// peers, then the seed tables' shapes, and idle CPU last.
+// first, then the primitives (spin, park, rings), then the pool against
+// its peers, then the shapes of Knitting's own benchmarks, and idle CPU
+// last.
 var runOrder = []string{
-	"limits", "spin", "rings", "spsc-rigtorp",
-	"ipc-peers", "pool", "pool-call", "pool-steal",
+	"limits", "spin", "park", "rings", "spsc-rigtorp",
+	"ipc-peers", "pool", "pool-call", "pool-submit", "pool-group", "pool-steal",
 	"payload", "types", "heavy", "idle",
 }
 
