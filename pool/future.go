@@ -235,14 +235,6 @@ func (f Future[Out]) Wait(ctx context.Context) (Out, error) {
 // ctx ended first: err is ctx.Err(), and the future is still usable.
 func (f Future[Out]) wait(ctx context.Context) (v Out, err error, stopped bool) {
 	r := f.r
-	// Yield once before registering. The Call that made this future
-	// readied its worker onto this P's run-next slot, so the yield runs
-	// the worker here and now, and the result is often ready when this
-	// goroutine resumes: no park, and no ring for the worker to make.
-	// Call+Wait round trips, one at a time, on the 2-vCPU VM: 0.56-0.80
-	// µs/call with the yield against 0.75-1.1 µs without; batches of 100
-	// unchanged (0.13-0.22 µs/call).
-	runtime.Gosched()
 	if v, err, ok := r.take(f.gen); ok {
 		return v, err, false
 	}
