@@ -239,7 +239,7 @@ func (f Future[Out]) wait(ctx context.Context) (v Out, err error, stopped bool) 
 	// readied its worker onto this P's run-next slot, so the yield runs
 	// the worker here and now, and the result is often ready when this
 	// goroutine resumes: no park, and no ring for the worker to make.
-	// Call+Wait round trips, one at a time, on the 2-vCPU VM: 0.56-0.80
+	// Call+Wait round trips, one at a time, on a 2-vCPU machine: 0.56-0.80
 	// µs/call with the yield against 0.75-1.1 µs without; batches of 100
 	// unchanged (0.13-0.22 µs/call).
 	runtime.Gosched()
