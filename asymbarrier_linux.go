@@ -14,7 +14,7 @@ import (
 // thread of this process and has it execute a full barrier before the
 // call returns; a thread that is not running passed one when it was
 // switched out. The process must register first, and registering waits
-// for an RCU grace period (16 ms measured on the 2-vCPU VM), so it runs
+// for an RCU grace period (16 ms measured on a 2-vCPU machine), so it runs
 // in the background from the first ring's construction; until it is done
 // every bell stays fenced, which is always correct.
 

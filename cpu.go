@@ -19,7 +19,9 @@ import (
 type SpinKind uint8
 
 const (
-	// SpinAuto picks the best kind this CPU and build offer (see autoSpin).
+	// SpinAuto picks the best kind this CPU and build offer: SpinTPause
+	// or SpinMWaitX where the CPU reports them, else SpinPause on amd64;
+	// SpinISB on arm64; SpinLoop in pure Go.
 	SpinAuto SpinKind = iota
 	// SpinNone disables spinning: every spin budget is treated as zero, so
 	// callers go straight to parking. For boxes with fewer cores than busy

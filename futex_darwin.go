@@ -29,9 +29,14 @@ const (
 	_ULF_NO_ERRNO               = 0x01000000 // return -errno instead of -1 and errno: no thread-local errno to fetch
 )
 
-// FutexWait sleeps while *addr == val, until FutexWake on addr, the
-// timeout (timeout <= 0: none), or a spurious wake; see the contract in
-// futex.go. The word is private to this process.
+// FutexWait sleeps while *addr == val, until FutexWake on addr or the
+// timeout (timeout <= 0: none). The check and the sleep are atomic with
+// respect to FutexWake, so a waker that changes the word and then wakes
+// is never slept through. It returns nil when woken, when *addr != val on
+// entry, or spuriously (re-check in a loop), and ErrTimeout once the
+// timeout passes. It blocks the OS thread, so it suits goroutines locked
+// to their threads; others should wait on an Event. The word is
+// private to this process.
 func FutexWait(addr *atomic.Uint32, val uint32, timeout time.Duration) error {
 	return ulockWait(_UL_COMPARE_AND_WAIT, addr, val, timeout)
 }

@@ -50,9 +50,13 @@ func futexBucketOf(addr *atomic.Uint32) *futexBucket {
 	return &futexTable[h>>(64-futexBucketBits)]
 }
 
-// FutexWait sleeps while *addr == val, until FutexWake on addr, the
-// timeout (timeout <= 0: none), or a spurious wake; see the contract in
-// futex.go.
+// FutexWait sleeps while *addr == val, until FutexWake on addr or the
+// timeout (timeout <= 0: none). The check and the sleep are atomic with
+// respect to FutexWake, so a waker that changes the word and then wakes
+// is never slept through. It returns nil when woken, when *addr != val on
+// entry, or spuriously (re-check in a loop), and ErrTimeout once the
+// timeout passes. It blocks the OS thread, so it suits goroutines locked
+// to their threads; others should wait on an Event.
 func FutexWait(addr *atomic.Uint32, val uint32, timeout time.Duration) error {
 	b := futexBucketOf(addr)
 	b.mu.Lock()

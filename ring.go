@@ -249,7 +249,7 @@ const (
 // relaxAfter is how many positions a fenced bell waits, since a waiter
 // last registered, before it goes relaxed. Going back to fenced costs a
 // membarrier: about 0.5 µs when the other threads are idle, 8-10 µs when
-// one is running (an IPI, on the 2-vCPU VM). Where waiters park every few
+// one is running (an IPI, on a 2-vCPU machine). Where waiters park every few
 // hundred items (blocking Push/Pop on two CPUs, MPMC under contention)
 // every threshold from 64 to 1024 measured slower than staying fenced,
 // by up to 4x for MPMC 2P2C, which ran at 20 ns an item fenced; a ring

@@ -183,7 +183,7 @@ func Pause(n int) {
 }
 
 // maxPauseBatch bounds one assembly call of Pause: 1024 hints is 18 µs at
-// this VM's 18 ns PAUSE and 140 cycles each on Skylake-SP.
+// an 18 ns PAUSE (a 2-vCPU machine) and 140 cycles each on Skylake-SP.
 const maxPauseBatch = 1024
 
 // waitChunk bounds one assembly wait call, for the same reason: a goroutine

@@ -27,7 +27,7 @@ func waitMwaitx(addr *uint32, old uint32, deadline uint64) bool
 // MONITORX (CPUID 0x8000_0001 ECX[29]) and the invariant TSC (CPUID
 // 0x8000_0007 EDX[8]) it does not report, so they are read here, on
 // first use and no more than needed: under a hypervisor each CPUID is a
-// VM exit, 6-9 µs each on the 2-vCPU VM.
+// VM exit, 6-9 µs each on a 2-vCPU machine.
 var hasWaitpkg = cpuid.CPU.Supports(cpuid.WAITPKG)
 
 // hasMonitorx asks only AMD and Hygon parts, the only ones with

@@ -63,7 +63,7 @@ const wfeHasEventStream = runtime.GOOS == "linux"
 // autoSpin picks ISB, as Rust's spin_loop and HotSpot do on arm64: YIELD
 // is a NOP on cores without SMT, so a YIELD loop hammers the line. WFE is
 // available by override (KNIT_SPIN=wfe) until it is measured on hardware;
-// under qemu-user it does not sleep at all, so this VM cannot rank it.
+// under qemu-user it does not sleep at all, so qemu cannot rank it.
 func autoSpin() SpinKind { return SpinISB }
 
 func archCounterHz() int64 { return int64(counterFreq()) }

@@ -10,15 +10,11 @@ import (
 // pushes and one pops; hand each its end (Producer, Consumer) and the
 // compiler holds them to it, as with directional channels.
 //
-// A push touches the producer's index and the slot, a pop the consumer's
-// index and the slot: each side publishes with a release store and caches
-// the other's index, re-reading it only when the cached copy says full
-// (or empty), as rigtorp's SPSCQueue does. While neither side parks, a
-// push or a pop executes no locked instruction; while one side keeps
-// parking, each publish also fences, the cost of sync/atomic's Store.
-// So wait for an SPSC ring with its own Push and Pop, which account for
-// this: an Event of your own needs the condition written by sync/atomic,
-// and a relaxed TryPush is not (the multi-sided rings' are).
+// Each side publishes with a release store and caches the other's index,
+// as rigtorp's SPSCQueue does, so while neither side parks a push or a pop
+// executes no locked instruction. Wait for an SPSC ring with its own Push
+// and Pop: a TryPush is not a sync/atomic store, so an Event of your own
+// cannot watch it (the multi-sided rings' can).
 //
 // Close belongs to the producer: call it from the goroutine that pushes,
 // or after that goroutine has stopped, as a channel is closed by its
@@ -28,6 +24,12 @@ import (
 // they are first used), plus under 1 KiB of padded indices and doorbells.
 // The zero SPSC is not a ring; create one with NewSPSC.
 type SPSC[T any] struct {
+	// A push touches the producer's index and the slot, a pop the
+	// consumer's index and the slot; each re-reads the other's index only
+	// when its cached copy says full (or empty). While one side keeps
+	// parking, each publish also fences, the cost of sync/atomic's Store,
+	// so that the parker's registration and the publish cannot both be
+	// missed: Push and Pop account for this, an outside Event would not.
 	spscCore
 	buf []T // read-only after construction; its offset is spscCore's size, which Words' assembly relies on
 }

@@ -9,7 +9,7 @@ import (
 // spinsBeforeYield bounds a waiter's spinning before runtime.Gosched.
 // Without a bound, two spinners pinned to one CPU each wait for the
 // other's time slice to end (milliseconds) per hop. 4096 loads took
-// 1.8-4.5 µs on the 2-vCPU VM this was written on, at the top of the
+// 1.8-4.5 µs on the 2-vCPU machine this was written on, at the top of the
 // round trips seen there (0.4-3 µs), so the cases on two CPUs seldom
 // yield.
 const spinsBeforeYield = 4096

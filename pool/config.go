@@ -92,44 +92,37 @@ const maxQueueSize = 1 << 30
 // targets (a 16-byte interface and an 8-byte sequence per slot).
 const DefaultQueueSize = 1024
 
-// DefaultSpin is the spin budget of the default timer policy.
+// DefaultSpin is the spin budget of the default timer policy, Knitting's:
+// a single worker (Config.Workers == 1, or a zero Config at GOMAXPROCS 1)
+// spins DefaultSpin before it parks, because it sits on the request's
+// critical path; a pool of two or more workers parks at once, leaving the
+// CPU to the host or to an awake peer. Park is indefinite: the doorbell
+// wakes the worker, with no polling timeout.
 //
-// The policy is Knitting's: a single worker (Config.Workers == 1, or a
-// zero Config at GOMAXPROCS 1) spins DefaultSpin before it parks, because
-// it sits on the request's critical path, and a pool of two or more
-// workers parks at once, leaving the CPU to the host or to an awake peer.
-// Park is indefinite: the doorbell wakes the worker, there is no polling
-// timeout.
-//
-// Adjusted by measurement: like every default spin in knit, the single
-// worker spins only when GOMAXPROCS is at least 4. BenchmarkCallWait on a
-// 2-vCPU VM (GOMAXPROCS 2), one worker, medians of five interleaved
-// rounds, spin 50 µs against parking at once (spin/park time in the same
-// round):
-//
-//	1 call then wait      0.67 vs 0.64 µs/call   1.04x (0.70-1.36)
-//	25 calls then wait    0.29 vs 0.22 µs/call   1.36x
-//	50 calls then wait    0.22 vs 0.20 µs/call   1.38x
-//	100 calls then wait   0.24 vs 0.19 µs/call   1.12x
-//
-// So on two CPUs the spin buys nothing and costs up to a third more: the
-// submitter needs the core the spinner holds. Four Ps leave one for the
-// worker, one for the submitter and room for the rest of the program and
-// the garbage collector's workers (a quarter of the Ps). Above two CPUs
-// the threshold is not measured here. GOMAXPROCS, not the CPU count, is
-// what counts: a spinning goroutine holds a P.
-//
-// A spinning worker yields its P when it starts spinning and every 10 µs:
-// the Go scheduler puts a goroutine woken by this worker on this worker's
-// P, behind the spinner. Without the yields one call then wait took 58
-// µs/call spinning (the caller waited out the spin every time), and 100
-// calls then wait 1.3 µs/call.
+// Like every default spin in knit, the single worker spins only while
+// GOMAXPROCS is 4 or more: with fewer Ps the submitter needs the core the
+// spinner holds, and the spin was measured to buy nothing and cost up to
+// a third more per call (BENCHMARKS.md, "Pool"; go test -run '^$' -bench
+// CallWait ./pool).
 const DefaultSpin = 50 * time.Microsecond
 
 // spinFor is the spin budget of a pool of n workers under cfg: knit's
 // rule for a budget (spinpolicy.Resolve: no default spin below
 // spinpolicy.MinProcs Ps), with DefaultSpin as the default of a single
 // worker and no spin as that of a larger pool.
+//
+// Why four Ps: BenchmarkCallWait at GOMAXPROCS 2, one worker, spin 50 µs
+// against parking at once, showed the spin costing 1.04x to 1.38x per
+// call (the table is in BENCHMARKS.md). Four Ps leave one for the worker,
+// one for the submitter and room for the rest of the program and the
+// garbage collector's workers (a quarter of the Ps). GOMAXPROCS, not the
+// CPU count, is what counts: a spinning goroutine holds a P.
+//
+// A spinning worker yields its P when it starts spinning and every 10 µs:
+// the Go scheduler puts a goroutine woken by this worker on this worker's
+// P, behind the spinner. Without the yields one call then wait took 58
+// µs/call spinning (the caller waited out the spin every time), and 100
+// calls then wait 1.3 µs/call.
 func (cfg *Config) spinFor(n int) time.Duration {
 	def := time.Duration(0)
 	if n == 1 {

@@ -235,9 +235,6 @@ func (f Future[Out]) Wait(ctx context.Context) (Out, error) {
 // ctx ended first: err is ctx.Err(), and the future is still usable.
 func (f Future[Out]) wait(ctx context.Context) (v Out, err error, stopped bool) {
 	r := f.r
-	if v, err, ok := r.take(f.gen); ok {
-		return v, err, false
-	}
 	o := r.owner
 	if w := o.pool().self(); w != nil {
 		return f.help(ctx, w)

@@ -162,7 +162,7 @@ func newQueue(qs int) (q *knit.MPMC[job]) {
 // parks: at once, in the Go scheduler. A caller that spins holds its P,
 // and the worker its Call readied sits on that P's run-next slot behind it
 // until another P steals it: with a 50 µs spin in Wait, one-at-a-time
-// Call+Wait on the 2-vCPU VM took 84-225 µs/call, against 0.7-0.9 µs
+// Call+Wait on a 2-vCPU machine took 84-225 µs/call, against 0.7-0.9 µs
 // parking at once (both measured before Wait's yield, which took the
 // latter to 0.5-0.7 µs).
 var waitPark = knit.Park{Spin: knit.NoSpin}

@@ -202,7 +202,7 @@ func (w *worker) popped(q *knit.MPMC[job]) {
 // behind it until another P steals it, which takes a thread wake when the
 // other Ps are idle: the caller this worker's ring just readied, or one
 // that yielded in Future.Wait. Without the yields, one-at-a-time
-// Call+Wait with a 50 µs spin took 58 µs/call on the 2-vCPU VM (the
+// Call+Wait with a 50 µs spin took 58 µs/call on a 2-vCPU machine (the
 // caller waited out the spin every time); with them, 1.5-2 µs.
 func (w *worker) spinForWork(budget time.Duration) job {
 	start := time.Now()
@@ -231,7 +231,7 @@ func (w *worker) spinForWork(budget time.Duration) job {
 }
 
 // spinPause is the number of spin hints between two polls of the queues:
-// about 70 ns at the 2-vCPU VM's 18 ns PAUSE, a quarter of a cache-line
+// about 70 ns at an 18 ns PAUSE (a 2-vCPU machine), a quarter of a cache-line
 // round trip between cores, so a publish is seen promptly while the
 // poller leaves the line to the submitter most of the time.
 const spinPause = 4

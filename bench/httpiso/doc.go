@@ -1,5 +1,6 @@
-// Package httpiso is the HTTP isolation example: Knitting's Hono server
-// benchmark (seed 000) rebuilt with net/http.
+// Package httpiso is the HTTP isolation example: the Hono server
+// benchmark of Knitting (github.com/mimiMonads/knitting; its docs'
+// examples/servers/hono_server) rebuilt with net/http.
 //
 // Three routes with a Pareto shape. GET /ping returns a small JSON object
 // and never touches a pool in any variant; POST /ssr renders a user card

@@ -1,6 +1,7 @@
 // Command httpiso-bench measures the HTTP isolation example (package
-// httpiso): Knitting's Hono benchmark (seed 000) with the server, the load
-// and the driver as separate processes on one machine, pinned apart.
+// httpiso): the Hono server benchmark of Knitting
+// (github.com/mimiMonads/knitting) with the server, the load and the
+// driver as separate processes on one machine, pinned apart.
 //
 //	httpiso-bench                      # quick plan, about 3 minutes on 2 CPUs
 //	httpiso-bench -full                # the seed's sweep, for a 16-core machine

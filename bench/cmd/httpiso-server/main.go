@@ -1,6 +1,7 @@
-// Command httpiso-server is the HTTP isolation example's server: Knitting's
-// Hono benchmark (seed 000) in net/http, with the heavy routes run inline,
-// on a knit pool, behind a semaphore, or on an ants pool.
+// Command httpiso-server is the HTTP isolation example's server: the Hono
+// server benchmark of Knitting (github.com/mimiMonads/knitting) in
+// net/http, with the heavy routes run inline, on a knit pool, behind a
+// semaphore, or on an ants pool.
 //
 //	HTTPISO_JWT_SECRET=$(head -c 32 /dev/urandom | base64) \
 //	  httpiso-server -variant knit -workers 1 -spin default -gomaxprocs 2

@@ -480,7 +480,7 @@ func TestRecordUniqueValues(t *testing.T) {
 // quarters full throughout); how often a bug shows depends on the two
 // goroutines really running at once. On the ring code this was written
 // against, whose batch paths returned 0 on a stale index, it failed in
-// the first rounds of every run on a busy 2-vCPU VM.
+// the first rounds of every run on a busy 2-vCPU machine.
 func TestBatchesSeeThroughRacingPeers(t *testing.T) {
 	const size, workers = 1 << 16, 2
 	per := size / 4 / workers

@@ -6,8 +6,8 @@ import (
 	"github.com/knit-go/knit/bench/internal/harness"
 )
 
-// The heavy suite reproduces seed 004's "Efficiency under heavy tasks"
-// table: count the primes up to N in chunks of 250,000, on the caller
+// The heavy suite reproduces the "Efficiency under heavy tasks" table of
+// Knitting's Node.js benchmarks page (knittingdocs.netlify.app): count the primes up to N in chunks of 250,000, on the caller
 // alone and with extra workers that take chunks from the same queue. The
 // speedup column reads the parallel gain; on a 2-core machine it cannot
 // pass 2, whatever the worker count.

@@ -6,8 +6,8 @@ import (
 	"github.com/knit-go/knit/bench/internal/harness"
 )
 
-// The ipc-peers suite reproduces the shape of seed 004's "IPC (Node)"
-// table: one iteration sends a batch of 1, 25, 50 or 100 messages to one
+// The ipc-peers suite reproduces the shape of the "IPC (Node)" table of
+// Knitting's Node.js benchmarks page (knittingdocs.netlify.app): one iteration sends a batch of 1, 25, 50 or 100 messages to one
 // worker and waits for every reply. Each message is an int64 v; the reply
 // is v+1, checked by the caller, so every transport does the same work.
 //

@@ -7,8 +7,8 @@ import (
 	"github.com/knit-go/knit/bench/internal/harness"
 )
 
-// The payload suite reproduces seed 004's "Call growth throughput" table:
-// payloads from 32 B to 1 MiB, string and []byte, sent in batches of 64
+// The payload suite reproduces the "Call growth throughput" table of
+// Knitting's Node.js benchmarks page (knittingdocs.netlify.app): payloads from 32 B to 1 MiB, string and []byte, sent in batches of 64
 // to a worker that reads every byte (a checksum, returned to the caller).
 // A Go channel moves the header, not the bytes, so the GB/s column is how
 // fast a worker on another core can read memory it was handed; the 64

@@ -9,8 +9,9 @@ import (
 	"github.com/knit-go/knit/bench/internal/harness"
 )
 
-// The types suite reproduces seed 004's "All types" tables: values of
-// common Go types sent to a worker and back, one at a time (count 1) and
+// The types suite reproduces the "All types" tables of Knitting's
+// Node.js benchmarks page (knittingdocs.netlify.app): values of common Go
+// types sent to a worker and back, one at a time (count 1) and
 // in batches (count 100). A channel carries Go values by copy of the
 // element (a string or slice header, a map or pointer word), so the table
 // reads the element size and the interface boxing, not serialization.
