@@ -9,7 +9,7 @@ import (
 	"unicode/utf8"
 )
 
-// DefaultMaxBody is the largest request body a route reads. The seed's
+// DefaultMaxBody is the largest request body a route reads. The Knitting example's
 // bodies are under 100 bytes; 16 KiB leaves room for a long bio and
 // still caps what a client can make the server buffer.
 const DefaultMaxBody = 16 << 10
@@ -35,7 +35,7 @@ func readBody(w http.ResponseWriter, r *http.Request, limit int64) ([]byte, erro
 // utf8BOM is stripped before decoding, as TextDecoder does by default.
 var utf8BOM = []byte{0xEF, 0xBB, 0xBF}
 
-// decodeObject is the seed's "fatal" UTF-8 decode followed by
+// decodeObject is the Knitting example's "fatal" UTF-8 decode followed by
 // ParsedJsonObjectSchema: the body must be valid UTF-8 holding one JSON
 // object (not an array, null or a scalar). Numbers stay json.Number so
 // that huge values reach jsNumber as JavaScript would see them (1e400 is

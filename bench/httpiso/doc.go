@@ -5,12 +5,12 @@
 // Three routes with a Pareto shape. GET /ping returns a small JSON object
 // and never touches a pool in any variant; POST /ssr renders a user card
 // with html/template; POST /jwt signs an HS256 token. The two heavy routes
-// decode, validate and normalise their bodies exactly as the seed's zod
+// decode, validate and normalise their bodies exactly as the Knitting example's zod
 // schemas do, so every variant does the same work for the same bytes.
 //
 // The variants differ only in where the heavy work runs:
 //
-//	inline     in the handler goroutine (the seed's hono_only)
+//	inline     in the handler goroutine (the Knitting example's hono_only)
 //	knit       as knit pool tasks; the handler waits on the Future
 //	semaphore  in the handler, at most N at once (x/sync/semaphore)
 //	ants       on an ants pool of N goroutines; the handler waits

@@ -9,7 +9,7 @@ import (
 	"unicode"
 )
 
-// The seed validates with zod in JavaScript, so its normalisation rules
+// The Knitting example validates with zod in JavaScript, so its normalisation rules
 // are JavaScript's conversions: Number(value) for projects and ttlSec,
 // String.prototype.trim for name and bio. They are reproduced here for
 // the values JSON can produce, so that the same body is normalised the

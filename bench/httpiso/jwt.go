@@ -10,7 +10,7 @@ import (
 	"github.com/golang-jwt/jwt/v5"
 )
 
-// The seed's TtlSecSchema: a missing ttlSec is 900 s; anything Number()
+// The Knitting example's TtlSecSchema: a missing ttlSec is 900 s; anything Number()
 // cannot make finite is 900 s too; the rest is floored and clamped.
 const (
 	DefaultTTL = 900
@@ -18,7 +18,7 @@ const (
 	MaxTTL     = 86_400
 )
 
-// JWTRequest is a /jwt body that passed the seed's JwtPayloadSchema.
+// JWTRequest is a /jwt body that passed the Knitting example's JwtPayloadSchema.
 type JWTRequest struct {
 	ID     string
 	Email  string // "" when absent
@@ -26,7 +26,7 @@ type JWTRequest struct {
 	TTLSec int64
 }
 
-// ParseJWT applies the seed's JwtPayloadSchema to a body. It fails, and
+// ParseJWT applies the Knitting example's JwtPayloadSchema to a body. It fails, and
 // the route answers 400, when the body is not valid UTF-8, not a JSON
 // object, or its user is not an object with a non-empty string id, an
 // email (if present) that zod accepts, and a non-empty role (if present).
@@ -75,7 +75,7 @@ func zodEmail(s string) bool {
 	return !strings.HasPrefix(s, ".") && !strings.Contains(s, "..") && emailPattern.MatchString(s)
 }
 
-// jwtClaims is the seed's payload in the seed's key order (sub, email,
+// jwtClaims is the Knitting example's payload in the Knitting example's key order (sub, email,
 // role, iat, exp); email is left out when absent, as JSON.stringify
 // leaves out undefined.
 type jwtClaims struct {
@@ -98,7 +98,7 @@ func (c jwtClaims) GetIssuer() (string, error)              { return "", nil }
 func (c jwtClaims) GetSubject() (string, error)             { return c.Sub, nil }
 func (c jwtClaims) GetAudience() (jwt.ClaimStrings, error)  { return nil, nil }
 
-// jwtReply is the seed's 200 body, in its key order.
+// jwtReply is the Knitting example's 200 body, in its key order.
 type jwtReply struct {
 	OK    bool   `json:"ok"`
 	Token string `json:"token"`
@@ -106,7 +106,7 @@ type jwtReply struct {
 	Exp   int64  `json:"exp"`
 }
 
-// IssueJWT is the /jwt route's work, the seed's issueJwtHost: validate,
+// IssueJWT is the /jwt route's work, the Knitting example's issueJwtHost: validate,
 // sign HS256 with secret, answer {ok, token, sub, exp}; or 400 "Bad
 // request" for a body ParseJWT refuses.
 func IssueJWT(body []byte, secret []byte, now time.Time) Reply {

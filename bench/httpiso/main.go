@@ -29,7 +29,7 @@ const SecretEnv = "HTTPISO_JWT_SECRET"
 // requests, close the pool. It returns the exit status: 2 for bad flags
 // or environment, 1 for a failure to serve.
 //
-// Flags fall back to environment variables, the seed's names where it
+// Flags fall back to environment variables, the Knitting example's names where it
 // has one: KNIT_THREADS for -workers, KNIT_SPIN for -spin.
 func Main(args []string, getenv func(string) string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("httpiso-server", flag.ContinueOnError)

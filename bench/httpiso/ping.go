@@ -6,7 +6,7 @@ import (
 	"time"
 )
 
-// pingReply is the seed's /ping body. runtime is "go" where the seed has
+// pingReply is the Knitting example's /ping body. runtime is "go" where the Knitting example has
 // the JavaScript runtime's name.
 type pingReply struct {
 	OK      bool   `json:"ok"`

@@ -22,7 +22,7 @@ const (
 	contentText = "text/plain; charset=utf-8"
 )
 
-// badRequest is the seed's reply to a JWT body it cannot use.
+// badRequest is the Knitting example's reply to a JWT body it cannot use.
 var badRequest = Reply{Status: http.StatusBadRequest, ContentType: contentText, Body: []byte("Bad request")}
 
 // write sends r. The length is set so that small replies go out in one

@@ -75,7 +75,7 @@ func TestSSRRoute(t *testing.T) {
 		name, body string
 		want       []string // substrings of the card
 	}{
-		{"seed body", `{"name":"Ari","plan":"pro","bio":"Building on Knitting","projects":17}`,
+		{"example body", `{"name":"Ari","plan":"pro","bio":"Building on Knitting","projects":17}`,
 			[]string{"<h1>Ari</h1>", "<p>Building on Knitting</p>", "PRO plan", "<span>17 projects</span>"}},
 		{"bad JSON renders defaults", `{"name":`, []string{"<h1>Anonymous</h1>", "<p>No bio yet.</p>", "FREE plan", "<span>0 projects</span>"}},
 		{"invalid UTF-8 renders defaults", "{\"name\":\"\xc3\x28\"}", []string{"<h1>Anonymous</h1>"}},
@@ -107,7 +107,7 @@ func TestJWTRoute(t *testing.T) {
 		email      string // when 200; "" means absent
 		role       string
 	}{
-		{"seed body", `{"user":{"id":"u_42","email":"ari@example.com","role":"admin"},"ttlSec":900}`, 200, 900, "ari@example.com", "admin"},
+		{"example body", `{"user":{"id":"u_42","email":"ari@example.com","role":"admin"},"ttlSec":900}`, 200, 900, "ari@example.com", "admin"},
 		{"id only", `{"user":{"id":"u_1"}}`, 200, DefaultTTL, "", "member"},
 		{"extra keys ignored", `{"user":{"id":"u_1","x":1},"y":2}`, 200, DefaultTTL, "", "member"},
 		{"BOM stripped", "\xef\xbb\xbf{\"user\":{\"id\":\"u\"}}", 200, DefaultTTL, "", "member"},
@@ -144,12 +144,12 @@ func TestJWTRoute(t *testing.T) {
 		}
 		if tc.status != 200 {
 			if w.Body.String() != "Bad request" {
-				t.Errorf("%s: body %q, want the seed's \"Bad request\"", tc.name, w.Body)
+				t.Errorf("%s: body %q, want the Knitting example's \"Bad request\"", tc.name, w.Body)
 			}
 			continue
 		}
 		if !strings.HasPrefix(w.Body.String(), `{"ok":true,"token":"`) {
-			t.Errorf("%s: reply %s does not start as the seed's", tc.name, w.Body)
+			t.Errorf("%s: reply %s does not start as the Knitting example's", tc.name, w.Body)
 		}
 		var rep struct {
 			OK    bool

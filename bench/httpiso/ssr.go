@@ -10,7 +10,7 @@ import (
 	"time"
 )
 
-// SSRInput is the seed's SsrInput after normalisation: every field has a
+// SSRInput is the Knitting example's SsrInput after normalisation: every field has a
 // usable value, whatever the body held.
 type SSRInput struct {
 	Name     string
@@ -19,7 +19,7 @@ type SSRInput struct {
 	Projects int // 0..MaxProjects
 }
 
-// The seed's defaults and bounds (RawSsrInputSchema, SsrInputSchema).
+// The Knitting example's defaults and bounds (RawSsrInputSchema, SsrInputSchema).
 const (
 	DefaultName = "Anonymous"
 	DefaultPlan = "free"
@@ -27,8 +27,8 @@ const (
 	MaxProjects = 100_000
 )
 
-// NormalizeSSR applies the seed's rules to a decoded body, or to nil for
-// a body that was not valid UTF-8 or not a JSON object (the seed renders
+// NormalizeSSR applies the Knitting example's rules to a decoded body, or to nil for
+// a body that was not valid UTF-8 or not a JSON object (the Knitting example renders
 // the defaults then; it never answers 400 on /ssr):
 //
 //   - name, bio: strings, trimmed, kept when non-empty; else the default
@@ -58,7 +58,7 @@ func NormalizeSSR(obj map[string]any) SSRInput {
 	return in
 }
 
-// cardTemplate is the seed's UserCard as React renders it to a string.
+// cardTemplate is the Knitting example's UserCard as React renders it to a string.
 // html/template escapes name and bio for their contexts, as React does.
 var cardTemplate = template.Must(template.New("card").Parse(`<!doctype html><html lang="en"><head><meta charSet="utf-8"/><meta name="viewport" content="width=device-width, initial-scale=1"/><title>{{.Name}} - SSR Card</title><style>
           body { margin: 0; font-family: ui-sans-serif, system-ui, sans-serif; background: #f7f8fa; color: #111827; }
@@ -75,7 +75,7 @@ type cardData struct {
 	Name, Bio, Plan, Projects, UpdatedAt string
 }
 
-// RenderSSR is the /ssr route's work, the seed's renderSsrPageHost: decode,
+// RenderSSR is the /ssr route's work, the Knitting example's renderSsrPageHost: decode,
 // normalise, render. It never fails.
 func RenderSSR(body []byte, now time.Time) Reply {
 	obj, _ := decodeObject(body)

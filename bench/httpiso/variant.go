@@ -20,7 +20,7 @@ type Runner func(ctx context.Context, body []byte) (Reply, error)
 // Executor is a variant: where heavy work runs.
 type Executor interface {
 	// Bind returns the Runner for one route's Work. The knit variant makes
-	// one pool task per route, as the seed makes one Knitting task each
+	// one pool task per route, as the Knitting example makes one Knitting task each
 	// for SSR and JWT.
 	Bind(w Work) Runner
 	// Close stops the variant's goroutines, bounded by ctx.
@@ -75,7 +75,7 @@ func NewExecutor(c VariantConfig) (Executor, error) {
 	return nil, fmt.Errorf("httpiso: unknown variant %q (want one of %s)", c.Name, strings.Join(Variants, ", "))
 }
 
-// inline runs the work in the handler: the seed's hono_only, and in Go
+// inline runs the work in the handler: the Knitting example's hono_only, and in Go
 // the scheduler's own answer, since every request already has its own
 // goroutine spread over GOMAXPROCS Ps.
 type inline struct{}
@@ -86,7 +86,7 @@ func (inline) Bind(w Work) Runner {
 
 func (inline) Close(context.Context) error { return nil }
 
-// Spin is the knit pool's spin budget as the seed's KNIT_SPIN sets it:
+// Spin is the knit pool's spin budget as the Knitting example's KNIT_SPIN sets it:
 // the pool's default policy, no spin, or a fixed budget at every size.
 type Spin struct {
 	Fixed bool          // false: the pool's default policy

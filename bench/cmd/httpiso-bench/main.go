@@ -4,7 +4,7 @@
 // driver as separate processes on one machine, pinned apart.
 //
 //	httpiso-bench                      # quick plan, about 3 minutes on 2 CPUs
-//	httpiso-bench -full                # the seed's sweep, for a 16-core machine
+//	httpiso-bench -full                # the Knitting example's sweep, for a 16-core machine
 //	httpiso-bench -configs inline,knit:1,ants:1 -rounds 3
 //
 // Tables go to stdout, progress to stderr, results.md and results.json to

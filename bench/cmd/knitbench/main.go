@@ -126,8 +126,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 func printList(w io.Writer) {
 	for _, s := range suites.All() {
 		fmt.Fprintf(w, "%-10s %s\n", s.Name, s.Description)
-		if s.Seed != "" {
-			fmt.Fprintf(w, "%-10s reproduces seed %s\n", "", s.Seed)
+		if s.Reproduces != "" {
+			fmt.Fprintf(w, "%-10s reproduces %s\n", "", s.Reproduces)
 		}
 	}
 }

@@ -66,7 +66,7 @@ func (l Launcher) startServer(cfg Config, port int, cpus CPUList, nice int, secr
 	}
 	cmd := exec.Command(exe, args...)
 	// No shell, no setsid: cmd.Process.Pid is the server itself, which is
-	// the first of the seed's harness pitfalls avoided by construction.
+	// the first of the Knitting example's harness pitfalls avoided by construction.
 	cmd.Env = append(append(os.Environ(), l.Env...), httpiso.SecretEnv+"="+secret)
 	out := &syncBuffer{}
 	cmd.Stdout, cmd.Stderr = out, out
@@ -109,7 +109,7 @@ func (s *server) waitReady(d time.Duration) error {
 	}
 }
 
-// stop sends SIGTERM to the child's PID (never a pattern: the seed's
+// stop sends SIGTERM to the child's PID (never a pattern: the Knitting example's
 // second pitfall), waits for it to exit, escalates to SIGKILL after
 // grace, and then requires the port to be free again. A server that
 // needed SIGKILL or exited non-zero is an error: its graceful shutdown,
@@ -146,7 +146,7 @@ func (s *server) kill() {
 // portFree reports an error when something already listens on
 // 127.0.0.1:port. Binding is the test: a stale server from an earlier
 // configuration would answer the readiness probe and be measured in the
-// new one's name (the seed's first pitfall).
+// new one's name (the Knitting example's first pitfall).
 func portFree(port int) error {
 	ln, err := net.Listen("tcp", "127.0.0.1:"+strconv.Itoa(port))
 	if err != nil {

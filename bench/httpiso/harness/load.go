@@ -16,14 +16,14 @@ import (
 	vegeta "github.com/tsenart/vegeta/v12/lib"
 )
 
-// Route is one loaded route: the seed's load.sh requests.
+// Route is one loaded route: the Knitting example's load.sh requests.
 type Route struct {
 	Name, Method, Path string
 	Body               []byte
 }
 
 // Routes are loaded all at once, one load per route, so that they compete
-// for the same server as in the seed.
+// for the same server as in the Knitting example.
 var Routes = []Route{
 	{Name: "ping", Method: http.MethodGet, Path: "/ping"},
 	{Name: "ssr", Method: http.MethodPost, Path: "/ssr", Body: []byte(`{"name":"Ari","plan":"pro","bio":"Building on Knitting","projects":17}`)},

@@ -43,7 +43,7 @@ func drive(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("httpiso-bench", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	var (
-		full       = fs.Bool("full", false, "the seed's full sweep (pool sizes 1-15, every spin policy, longer windows, 3 rounds): for a 16-core machine")
+		full       = fs.Bool("full", false, "the Knitting example's full sweep (pool sizes 1-15, every spin policy, longer windows, 3 rounds): for a 16-core machine")
 		configs    = fs.String("configs", "", "comma-separated plan, first item inline: inline, knit:W[:SPIN], semaphore:W, ants:W, each with optional @G (default: the quick or full plan)")
 		rounds     = fs.Int("rounds", 3, "rounds per shape, configurations interleaved")
 		idle       = fs.Duration("idle", 0, "idle CPU window with no load (default 1s, or 5s with -full)")
@@ -52,7 +52,7 @@ func drive(args []string, stdout, stderr io.Writer) int {
 		window     = fs.Duration("window", 0, "measured window per load shape (default 2s, or 15s with -full)")
 		conns      = fs.Int("conns", 0, "closed loop: connections per route (default 32, or 100 with -full)")
 		rate       = fs.Int("rate", 0, "open loop: req/s per route (default: -rate-frac of the inline ceiling measured in this run)")
-		rateFrac   = fs.Float64("rate-frac", 0.73, "open-loop rate as a fraction of the inline closed-loop ceiling (the seed's 73%)")
+		rateFrac   = fs.Float64("rate-frac", 0.73, "open-loop rate as a fraction of the inline closed-loop ceiling (the Knitting example's 73%)")
 		shapes     = fs.String("shapes", "closed,open", "load shapes: closed, open or both")
 		procs      = fs.Int("gomaxprocs", 0, "server GOMAXPROCS for configurations without @G (default: the number of server CPUs)")
 		serverCPUs = fs.String("server-cpus", "", "CPUs for the server, e.g. 0-11 (default: all but the top quarter)")
@@ -173,7 +173,7 @@ func drive(args []string, stdout, stderr io.Writer) int {
 	}
 
 	// SIGINT or SIGTERM ends the run after the row in flight, so that no
-	// server or load is left behind (the seed's third pitfall: a driver
+	// server or load is left behind (the Knitting example's third pitfall: a driver
 	// assumed dead that was not); a second signal kills at once.
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()

@@ -83,10 +83,10 @@ func ParseConfigs(spec string, defaultG int) ([]Config, error) {
 // policy (section C's rows at the sizes a 2-CPU machine can tell apart).
 const QuickPlan = "inline,semaphore:1,ants:1,knit:1:default,knit:1:0,knit:1:50us,knit:2:default,knit:2:50us"
 
-// FullPlan is the seed's sweep for a 16-core machine: pool sizes 1, 2,
+// FullPlan is the Knitting example's sweep for a 16-core machine: pool sizes 1, 2,
 // 4, 8 and 15, each under the default policy, no spin and a flat 50 µs
-// (the seed's section C), the peers at 1, 4 and 15, and the inline
-// reference. inline@1 is the seed's hono_only (one thread runs every
+// (the Knitting example's section C), the peers at 1, 4 and 15, and the inline
+// reference. inline@1 is the Knitting example's hono_only (one thread runs every
 // request); the reference inline runs at the server's full GOMAXPROCS,
 // which is what a Go server is without a pool.
 func FullPlan() string {

@@ -18,12 +18,12 @@ const (
 )
 
 // Markdown writes the report: the run's conditions, then tables shaped
-// like the seed's sections A (saturating), B (open loop) and C (the timer
+// like the Knitting example's sections A (saturating), B (open loop) and C (the timer
 // policy), the targets, and every round.
 func Markdown(w io.Writer, res *Results, sums []Summary) {
 	p := func(format string, a ...any) { fmt.Fprintf(w, format, a...) }
 	m := res.Meta
-	p("# HTTP isolation: seed 000's Hono benchmark in net/http\n\n")
+	p("# HTTP isolation: Knitting's Hono server benchmark in net/http\n\n")
 	p("- machine: %s, %d CPUs, %s/%s, %s; load average before the run: %s\n", m.CPU, m.NumCPU, m.GOOS, m.GOARCH, m.GoVersion, m.LoadAvg)
 	switch {
 	case m.Pinned:
@@ -36,7 +36,7 @@ func Markdown(w io.Writer, res *Results, sums []Summary) {
 	if m.Nice != 0 {
 		p("- server and load run at nice %d, so that the rest of the machine disturbs them less\n", m.Nice)
 	}
-	p("- closed loop for every configuration, then open loop for every configuration (as the seed's drive.py); %d round(s) each, configurations interleaved, medians; every row is a fresh server process whose identity is asserted before load\n", m.Rounds)
+	p("- closed loop for every configuration, then open loop for every configuration (as the Knitting example's drive.py); %d round(s) each, configurations interleaved, medians; every row is a fresh server process whose identity is asserted before load\n", m.Rounds)
 	p("- idle window %v (closed-loop phase); per shape %v warm-up then %v measured; closed loop %d connections per route; open loop %d req/s per route",
 		m.Idle, m.Warmup, m.Window, m.Conns, res.Rate)
 	if m.RateGiven {
@@ -132,7 +132,7 @@ func sectionB(p func(string, ...any), sums []Summary, r *Summary, rate int) {
 	}
 }
 
-// sectionC is the seed's "full CPU picture": every knit pool size under
+// sectionC is the Knitting example's "full CPU picture": every knit pool size under
 // every spin policy, CPU first.
 func sectionC(p func(string, ...any), sums []Summary) {
 	var knit []Summary

@@ -107,7 +107,7 @@ type Meta struct {
 	Elapsed    time.Duration `json:"elapsed_ns"`
 }
 
-// Run measures every configuration as the seed's drive.py does: first
+// Run measures every configuration as the Knitting example's drive.py does: first
 // the closed loop for every configuration, Rounds times, interleaved (A B
 // C, A B C); then the open loop the same way, at RateFrac of the inline
 // reference's median closed-loop ceiling. Every row is its own server
@@ -157,7 +157,7 @@ func Run(opt Options) (*Results, error) {
 	}
 	for phase, shape := range shapes {
 		if shape == Open && res.Rate == 0 {
-			// The seed's matched load: about 73% of the inline ceiling
+			// The Knitting example's matched load: about 73% of the inline ceiling
 			// measured in this run, the same for every configuration.
 			res.Ceiling = refCeiling(res.Rows, maxOf)
 			if res.Ceiling == 0 {

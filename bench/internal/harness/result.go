@@ -63,7 +63,7 @@ func (r RowResult) GBps() float64 {
 type SuiteResult struct {
 	Name        string        `json:"name"`
 	Description string        `json:"description"`
-	Seed        string        `json:"seed,omitempty"`
+	Reproduces  string        `json:"reproduces,omitempty"`
 	Unit        string        `json:"unit"`
 	Ref         string        `json:"ref"`
 	Speedup     bool          `json:"speedup,omitempty"`

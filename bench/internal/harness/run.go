@@ -34,7 +34,7 @@ func Run(s Suite, cfg Config) SuiteResult {
 
 	rows := s.Rows(cfg)
 	res := SuiteResult{
-		Name: s.Name, Description: s.Description, Seed: s.Seed,
+		Name: s.Name, Description: s.Description, Reproduces: s.Reproduces,
 		Unit: s.Unit, Ref: s.Ref, Speedup: s.Speedup, PlotRowsOnX: s.PlotRowsOnX,
 		Rows: make([]RowResult, len(rows)),
 	}

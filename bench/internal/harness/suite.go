@@ -59,7 +59,7 @@ type Config struct {
 type Suite struct {
 	Name        string
 	Description string
-	Seed        string // the seed table whose shape it reproduces, or ""
+	Reproduces  string // the published benchmark whose shape it reproduces, or ""
 	Unit        string // what one op is, e.g. "round trip"
 	Ref         string // name of the reference row in each group
 	// Speedup adds a column ref/median: how many times faster than the

@@ -76,8 +76,8 @@ func writeMachine(b *strings.Builder, r Report) {
 
 func writeSuite(b *strings.Builder, s harness.SuiteResult) {
 	fmt.Fprintf(b, "## %s\n\n%s\n\n", s.Name, s.Description)
-	if s.Seed != "" {
-		fmt.Fprintf(b, "Reproduces the shape of seed %s.\n\n", s.Seed)
+	if s.Reproduces != "" {
+		fmt.Fprintf(b, "Reproduces the shape of %s.\n\n", s.Reproduces)
 	}
 	fmt.Fprintf(b, "One op = %s. Times are per op: median, min and max over the rounds. "+
 		"\"vs ref\" = median / median of `%s` in the same table.", s.Unit, s.Ref)

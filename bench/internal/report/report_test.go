@@ -41,7 +41,7 @@ func sampleReport(t *testing.T) Report {
 		},
 	}
 	many := harness.Suite{
-		Name: "many", Description: "several tables", Seed: "000 test", Unit: "spin", Ref: "a",
+		Name: "many", Description: "several tables", Reproduces: "a test table", Unit: "spin", Ref: "a",
 		Rows: func(harness.Config) []harness.Row {
 			var rows []harness.Row
 			for _, g := range []string{"small", "large"} {
@@ -116,7 +116,7 @@ func TestMarkdown(t *testing.T) {
 		"| machine | |", "GOMAXPROCS", "knit.CPU()",
 		"## one", "| a (ref) |", "speedup", "error: ",
 		"## many", "### many — small", "### many — large", "GB/s", `b\|c`,
-		"Reproduces the shape of seed 000 test",
+		"Reproduces the shape of a test table",
 	} {
 		if !strings.Contains(md, want) {
 			t.Errorf("markdown lacks %q:\n%s", want, md)

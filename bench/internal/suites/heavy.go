@@ -16,10 +16,10 @@ func init() {
 		Name: "heavy",
 		Description: "Count primes up to N by trial division in fixed chunks; the caller takes chunks too, " +
 			"extra workers are goroutines fed by a channel.",
-		Seed:    "004 \"Efficiency under heavy tasks\": primes up to 10,000,000 (chunk 250,000), main + 1..4 extra threads",
-		Unit:    "count of primes up to N",
-		Ref:     heavyRef,
-		Speedup: true,
+		Reproduces: "Knitting's benchmarks (knittingdocs.netlify.app): \"Efficiency under heavy tasks\": primes up to 10,000,000 (chunk 250,000), main + 1..4 extra threads",
+		Unit:       "count of primes up to N",
+		Ref:        heavyRef,
+		Speedup:    true,
 		Rows: func(cfg harness.Config) []harness.Row {
 			n, chunk := heavySize(cfg.Scale)
 			alone := harness.Row{

@@ -18,9 +18,9 @@ func init() {
 		Name: "ipc-peers",
 		Description: "Round trip of a batch of messages to one worker (reply = v+1), by transport. " +
 			"The limit row hands the whole batch over with one atomic store each way between two locked threads.",
-		Seed: "004 \"IPC (Node)\": round trip of 1, 25, 50 messages to a worker, Knitting vs postMessage, websocket, HTTP",
-		Unit: "round trip of the group's batch",
-		Ref:  refAtomic,
+		Reproduces: "Knitting's benchmarks (knittingdocs.netlify.app): \"IPC (Node)\": round trip of 1, 25, 50 messages to a worker, Knitting vs postMessage, websocket, HTTP",
+		Unit:       "round trip of the group's batch",
+		Ref:        refAtomic,
 		Rows: func(cfg harness.Config) []harness.Row {
 			var rows []harness.Row
 			rows = append(rows, ipcRows(refAtomic, cfg, func(cfg harness.Config, max int) (ipcTransport, error) {

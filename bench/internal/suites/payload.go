@@ -18,9 +18,9 @@ func init() {
 		Name: "payload",
 		Description: "A batch of distinct payloads handed to a worker goroutine; " +
 			"the worker checksums every byte and sends the sum back.",
-		Seed: "004 \"Call growth throughput\": string and Uint8Array, 32..1048576 B x4, batch=64",
-		Unit: "batch of payloads",
-		Ref:  "chan []byte",
+		Reproduces: "Knitting's benchmarks (knittingdocs.netlify.app): \"Call growth throughput\": string and Uint8Array, 32..1048576 B x4, batch=64",
+		Unit:       "batch of payloads",
+		Ref:        "chan []byte",
 		Rows: func(cfg harness.Config) []harness.Row {
 			return payloadRows(cfg, "chan", startChanPayload[string], startChanPayload[[]byte])
 		},

@@ -20,7 +20,7 @@ func init() {
 		Name: "types",
 		Description: "A value of each type sent to a worker goroutine and echoed back; " +
 			"count values per round trip.",
-		Seed:        "004 \"All types in Knitting\": knitting-types 1 and 100",
+		Reproduces:  "Knitting's benchmarks (knittingdocs.netlify.app): \"All types in Knitting\": knitting-types 1 and 100",
 		Unit:        "round trip of count values",
 		Ref:         "chan int",
 		PlotRowsOnX: true,
