@@ -236,13 +236,17 @@ func (f Future[Out]) Wait(ctx context.Context) (Out, error) {
 func (f Future[Out]) wait(ctx context.Context) (v Out, err error, stopped bool) {
 	r := f.r
 	o := r.owner
-	if !curgCheap {
-		// Where naming the goroutine takes a stack dump (a purego
-		// build, see self), yield once first: the worker the Call
-		// readied on this P runs, and the result is often ready when
-		// this goroutine resumes, with no identity asked. Elsewhere the
+	if !curgCheap || !eventHandsOff {
+		// Yield once first where the Event will not (a knit_nolinkname
+		// build) or where naming the goroutine takes a stack dump (a
+		// purego build, see self): the worker the Call readied on this
+		// P runs, and the result is often ready when this goroutine
+		// resumes, with no park and no identity asked. Elsewhere the
 		// Event's deferred handoff does the yield, on the local run
-		// queue and only when it helps.
+		// queue and only when it helps. Without any yield a
+		// knit_nolinkname Wait parks before the workers run, and a
+		// CallBatch's packets come back late enough to be allocated
+		// anew (TestZeroAllocs).
 		runtime.Gosched()
 		if v, err, ok := r.take(f.gen); ok {
 			return v, err, false
