@@ -306,9 +306,15 @@ func TestCallBatchFutures(t *testing.T) {
 			t.Fatalf("copy of call %d: %v", i, err)
 		}
 	}
-	// Every future taken: the packet is free, and clean.
-	pk, ok := tk.packetList(1).get()
-	if !ok {
+	// Every future taken: the packet is free, and clean, once the
+	// worker's queue entry has left it too (it drops its reference after
+	// it published the last result, which the Waits may see first).
+	var pk *packet[*[64]byte, *[64]byte]
+	if !eventually(5*time.Second, func() bool {
+		var ok bool
+		pk, ok = tk.packetList(1).get()
+		return ok
+	}) {
 		t.Fatal("packet not recycled")
 	}
 	for i := range pk.elems {
