@@ -13,7 +13,7 @@ import (
 // unavoidable part with the same ring memory: copy in, publish the tail,
 // copy out, publish the head.
 //
-//	flock /tmp/knit-bench.lock go test -run '^$' -bench SendRecv -count 5 ./shm/
+//	go test -run '^$' -bench SendRecv -count 5 ./shm/
 func BenchmarkSendRecv(b *testing.B) {
 	for _, size := range []int{8, 256} {
 		sz := "size=" + strconv.Itoa(size)
