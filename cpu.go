@@ -10,6 +10,8 @@ import (
 	"sync/atomic"
 
 	"github.com/klauspost/cpuid/v2"
+
+	"github.com/knit-go/knit/internal/spinpolicy"
 )
 
 // SpinKind names the instruction a spin-wait uses while it waits for a word
@@ -187,6 +189,11 @@ func (c *spinConfig) hintNs() float64 {
 
 // loadSpin returns the spin choice in force, resolving it on the first
 // call. The fast path is one load and a branch, and inlines.
+// Every budget in knit's other packages reads zero under SpinNone too:
+// they ask internal/spinpolicy, which asks this. The init only stores a
+// function; the choice itself is still made at first use.
+func init() { spinpolicy.SetOff(func() bool { return loadSpin().kind == SpinNone }) }
+
 func loadSpin() *spinConfig {
 	if c := spinConf.Load(); c != nil {
 		return c

@@ -154,8 +154,11 @@ type Park struct {
 // spinpolicy.MinProcs CPUs, four or more Ps are oversubscribed, and a
 // spinner would hold the CPU its notifier needs just the same.
 func (p Park) spin() time.Duration {
-	if p.Spin != 0 || runtime.NumCPU() < spinpolicy.MinProcs {
-		return max(p.Spin, 0)
+	switch {
+	case p.Spin > 0:
+		return spinpolicy.Resolve(p.Spin, 0) // 0 under SpinNone
+	case p.Spin < 0 || runtime.NumCPU() < spinpolicy.MinProcs:
+		return 0
 	}
 	return spinpolicy.Resolve(0, DefaultRingSpin)
 }

@@ -9,6 +9,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/knit-go/knit/internal/spinpolicy"
 )
 
 // withSpin runs f with kind k in force and restores the automatic choice.
@@ -305,12 +307,47 @@ func TestBackoffBudget(t *testing.T) {
 	}
 }
 
+// TestSpinNoneZeroesBudgets: under SpinNone every spin budget reads zero,
+// so whoever waits parks at once: Backoff completes before its first step,
+// whatever its budget, and the budgets of the other packages resolve to 0.
+func TestSpinNoneZeroesBudgets(t *testing.T) {
+	withSpin(t, SpinNone, func() {
+		for _, budget := range []time.Duration{0, 2 * time.Millisecond, time.Hour} {
+			b := NewBackoff(budget)
+			n := 0
+			for !b.IsCompleted() {
+				b.Spin()
+				if n++; n > 1000 {
+					t.Fatalf("NewBackoff(%v) under none: still not completed after %d Spins", budget, n)
+				}
+			}
+			if n != 0 {
+				t.Errorf("NewBackoff(%v) under none: %d Spins before IsCompleted, want 0", budget, n)
+			}
+		}
+		for _, d := range []time.Duration{time.Millisecond, 0, NoSpin} {
+			if got := spinpolicy.Resolve(d, 50*time.Microsecond); got != 0 {
+				t.Errorf("spinpolicy.Resolve(%v) under none = %v, want 0", d, got)
+			}
+			if got := (Park{Spin: d}).spin(); got != 0 {
+				t.Errorf("Park{Spin: %v}.spin() under none = %v, want 0", d, got)
+			}
+		}
+	})
+	if got := spinpolicy.Resolve(time.Millisecond, 0); got != time.Millisecond {
+		t.Errorf("after SetSpin(auto), Resolve(1ms) = %v", got)
+	}
+}
+
 // TestSpinEnv re-executes the test binary with KNIT_SPIN set: bad or
 // unsupported values never crash, fall back to auto and carry a warning.
 func TestSpinEnv(t *testing.T) {
 	if os.Getenv("KNIT_TEST_PRINT_CPU") == "1" {
+		// The budget first: the pool's and shm's budgets must read the
+		// environment's choice before anything in knit resolved it.
+		budget := spinpolicy.Resolve(time.Millisecond, 0)
 		c := CPU()
-		os.Stdout.WriteString("SPIN=" + c.Spin.String() + "\nWARN=" + c.Warning + "\n")
+		os.Stdout.WriteString("SPIN=" + c.Spin.String() + "\nWARN=" + c.Warning + "\nBUDGET=" + budget.String() + "\n")
 		return
 	}
 	auto := CPU().Spin
@@ -341,6 +378,13 @@ func TestSpinEnv(t *testing.T) {
 		s := string(out)
 		if !strings.Contains(s, "SPIN="+c.wantSpin+"\n") {
 			t.Errorf("KNIT_SPIN=%q: want spin %s, child said:\n%s", c.env, c.wantSpin, s)
+		}
+		wantBudget := time.Millisecond
+		if c.wantSpin == "none" {
+			wantBudget = 0
+		}
+		if !strings.Contains(s, "BUDGET="+wantBudget.String()+"\n") {
+			t.Errorf("KNIT_SPIN=%q: want a 1ms budget to read %v, child said:\n%s", c.env, wantBudget, s)
 		}
 		warned := !strings.Contains(s, "WARN="+loadClock().warning+"\n")
 		if warned != c.wantWarn {

@@ -495,3 +495,32 @@ func TestNilFuncPanics(t *testing.T) {
 		}()
 	}
 }
+
+// TestSpinNoneStopsWorkerSpin: under knit.SpinNone a worker never spins
+// for work, even in a pool made with a spin budget before the choice
+// changed; and a pool made under none resolves its budget to zero.
+func TestSpinNoneStopsWorkerSpin(t *testing.T) {
+	watchdog(t, 60*time.Second)
+	const budget = 20 * time.Second
+	p := New(Config{Workers: 1, Spin: budget})
+	defer p.Close()
+	if err := knit.SetSpin(knit.SpinNone); err != nil {
+		t.Fatal(err)
+	}
+	defer knit.SetSpin(knit.SpinAuto)
+	// An idle worker's own spin would take the whole budget: the test's
+	// call of it must return at once (a bound of half the budget leaves
+	// any loaded machine room).
+	start := time.Now()
+	if j := p.workers[0].spinForWork(budget); j != nil {
+		t.Fatalf("spinForWork found a job in an idle pool: %v", j)
+	}
+	if el := time.Since(start); el >= budget/2 {
+		t.Errorf("spinForWork under SpinNone took %v of a %v budget", el, budget)
+	}
+	q := New(Config{Workers: 1, Spin: budget})
+	defer q.Close()
+	if q.spin != 0 {
+		t.Errorf("a pool made under SpinNone with Spin %v resolved it to %v, want 0", budget, q.spin)
+	}
+}

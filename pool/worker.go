@@ -10,6 +10,7 @@ import (
 
 	"github.com/knit-go/knit"
 	"github.com/knit-go/knit/affinity"
+	"github.com/knit-go/knit/internal/spinpolicy"
 )
 
 // worker is one worker goroutine and its queue.
@@ -196,6 +197,8 @@ func (w *worker) popped(q *knit.MPMC[job]) {
 
 // spinForWork polls for a task for up to budget, with the CPU's spin hint
 // between polls, and returns nil if none came or the pool is closing.
+// Under knit.SpinNone it returns nil at once: the budget was resolved
+// when the pool was made, and the spin choice may have changed since.
 //
 // It yields the P when it starts and every spinYield after. A spinning
 // goroutine holds its P, and whatever became runnable on that P waits
@@ -205,6 +208,9 @@ func (w *worker) popped(q *knit.MPMC[job]) {
 // Call+Wait with a 50 µs spin took 58 µs/call on a 2-vCPU machine (the
 // caller waited out the spin every time); with them, 1.5-2 µs.
 func (w *worker) spinForWork(budget time.Duration) job {
+	if spinpolicy.Off() {
+		return nil
+	}
 	start := time.Now()
 	yielded := time.Duration(0)
 	runtime.Gosched()

@@ -7,12 +7,29 @@
 //	d == 0  the default of the place that takes the budget, which is no
 //	        spin at all while GOMAXPROCS < MinProcs
 //	d < 0   never spin (knit.NoSpin)
+//
+// and every budget reads zero while spinning is off process-wide
+// (KNIT_SPIN=none, or knit.SetSpin(knit.SpinNone)).
 package spinpolicy
 
 import (
 	"runtime"
 	"time"
 )
+
+// off reports that spinning is off process-wide. The root package, which
+// owns the spin choice, installs it before any of its importers can run
+// (SetOff in its init); until then nothing spins anyway.
+var off = func() bool { return false }
+
+// SetOff installs the root package's report of the spin choice. It is
+// called once, from an init function.
+func SetOff(f func() bool) { off = f }
+
+// Off reports that spinning is off process-wide, so a spin loop that
+// measures its budget on the clock must not start. It costs an indirect
+// call and an atomic load: read it once per wait, not per poll.
+func Off() bool { return off() }
 
 // MinProcs is the GOMAXPROCS below which no default spins.
 //
@@ -31,6 +48,8 @@ const MinProcs = 4
 // the place's default for machines with MinProcs or more Ps.
 func Resolve(d, def time.Duration) time.Duration {
 	switch {
+	case Off():
+		return 0
 	case d > 0:
 		return d
 	case d < 0:
