@@ -180,12 +180,20 @@ func (e *Event) Cancel(t Ticket) {
 }
 
 // unregister is a waiter taking itself off waiters. Going below zero
-// means a Ticket was used twice (or never prepared). The count stays
-// wrong after the panic: the caller's loop is broken, and the next
-// waiter could sleep through a Notify that saw zero.
+// would mean a Ticket was used twice (or never prepared): the check comes
+// before the decrement, so the panic leaves the count as it was and the
+// Event stays usable for correct callers after a recover. The CAS is the
+// same one locked instruction the add was, and as an RMW it orders the
+// same way for Notify's argument.
 func (e *Event) unregister(op string) {
-	if e.waiters.Add(-1) < 0 {
-		panic(errTicketReused(op))
+	for {
+		n := e.waiters.Load()
+		if n <= 0 {
+			panic(errTicketReused(op))
+		}
+		if e.waiters.CompareAndSwap(n, n-1) {
+			return
+		}
 	}
 }
 

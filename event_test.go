@@ -428,31 +428,53 @@ func TestEventVariants(t *testing.T) {
 }
 
 // TestEventCancelTwicePanics: a ticket used twice (Cancel twice, Cancel
-// after Wait, Wait after Cancel) makes the count of waiters negative,
-// and the second use panics at once, as sync.WaitGroup does, instead
-// of leaving a count that makes the next Notify skip a sleeper.
+// after Wait, Wait after Cancel) would make the count of waiters
+// negative; the second use panics at once, as sync.WaitGroup does,
+// instead of leaving a count that makes the next Notify skip a sleeper.
+// The panic leaves the Event as it was: after a recover, correct use of
+// the same Event still works, with the count balanced.
 func TestEventCancelTwicePanics(t *testing.T) {
-	mustPanic := func(name string, f func()) {
-		t.Helper()
-		defer func() {
-			r := recover()
-			msg, _ := r.(string)
-			if !strings.Contains(msg, "knit: Event.") || !strings.Contains(msg, "ticket already used") {
-				t.Errorf("%s: panic %v, want one naming Event and the reused ticket", name, r)
-			}
-		}()
-		f()
-		t.Errorf("%s: no panic", name)
-	}
 	bg := context.Background()
-	mustPanic("Cancel twice", func() {
+	mustPanic := func(name string, misuse func(e *Event)) {
+		t.Helper()
 		var e Event
+		func() {
+			defer func() {
+				r := recover()
+				msg, _ := r.(string)
+				if !strings.Contains(msg, "knit: Event.") || !strings.Contains(msg, "ticket already used") {
+					t.Errorf("%s: panic %v, want one naming Event and the reused ticket", name, r)
+				}
+			}()
+			misuse(&e)
+			t.Errorf("%s: no panic", name)
+		}()
+		if w := e.Waiters(); w != 0 {
+			t.Errorf("%s: %d waiters after the recovered panic, want 0", name, w)
+		}
+		// Correct use after the recover: a Cancel, then a Wait that a
+		// Notify from another goroutine ends.
+		e.Cancel(e.Prepare())
+		tk := e.Prepare()
+		go func() {
+			for e.Waiters() == 0 {
+				runtime.Gosched()
+			}
+			e.Notify(1)
+		}()
+		if err := e.Wait(bg, tk, Park{Spin: NoSpin}); err != nil {
+			t.Errorf("%s: Wait after the recover: %v", name, err)
+		}
+		if w := e.Waiters(); w != 0 {
+			t.Errorf("%s: %d waiters after correct use, want 0", name, w)
+		}
+	}
+	mustPanic("Cancel twice", func(e *Event) {
 		tk := e.Prepare()
 		e.Cancel(tk)
 		e.Cancel(tk)
 	})
-	mustPanic("Cancel after Wait", func() {
-		var e Event
+	mustPanic("Cancel after Wait", func(e *Event) {
 		tk := e.Prepare()
 		e.Notify(1) // moves the word: Wait returns at once
 		if err := e.Wait(bg, tk, Park{Spin: NoSpin}); err != nil {
@@ -460,13 +482,13 @@ func TestEventCancelTwicePanics(t *testing.T) {
 		}
 		e.Cancel(tk)
 	})
-	mustPanic("Wait after Cancel", func() {
-		var e Event
+	mustPanic("Wait after Cancel", func(e *Event) {
 		tk := e.Prepare()
 		e.Cancel(tk)
 		e.Notify(1)
 		e.Wait(bg, tk, Park{Spin: NoSpin})
 	})
+	mustPanic("Cancel never prepared", func(e *Event) { e.Cancel(0) })
 	// Correct use next to the misuse still balances: the panic is at
 	// the misuse, not in a correct waiter later.
 	var e Event
