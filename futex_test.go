@@ -254,7 +254,7 @@ func TestFutexSharedInProcess(t *testing.T) {
 	}()
 	stop := parkWatchdog(t, parkWatchdogTime, nil)
 	defer stop()
-	time.Sleep(time.Millisecond)
+	time.Sleep(time.Millisecond) // makes a sleeping waiter likely; the waiter's loop passes either way
 	w.Store(1)
 	FutexWakeShared(&w, 1)
 	if err := <-done; err != nil {

@@ -67,6 +67,44 @@ var ringKinds = []ringKind{
 	},
 }
 
+// ringBells returns the doorbells of a ring from ringKinds, for tests that
+// wait until a caller is blocked in it.
+func ringBells(q any) *doorbells {
+	switch q := q.(type) {
+	case intWords:
+		return ringBells(q.w)
+	case *Words:
+		return &q.r.bells
+	case joined[uint64]:
+		return &q.sender.(WordsProducer).q.r.bells
+	case *SPSC[int]:
+		return &q.bells
+	case *MPSC[int]:
+		return &q.r.bells
+	case *SPMC[int]:
+		return &q.r.bells
+	case *MPMC[int]:
+		return &q.r.bells
+	case joined[int]:
+		return &q.sender.(SPSCProducer[int]).q.bells
+	}
+	panic(fmt.Sprintf("ringBells: %T", q))
+}
+
+// waitRegistered polls until n waiters are registered on e (blocked, or
+// spinning before they park), so that a test acts on blocked callers
+// rather than on callers it hopes are blocked by now.
+func waitRegistered(t testing.TB, e *Event, n int) {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for e.Waiters() < n {
+		if time.Now().After(deadline) {
+			t.Fatalf("%d of %d waiters registered after 30 s", e.Waiters(), n)
+		}
+		time.Sleep(50 * time.Microsecond)
+	}
+}
+
 // watchdog fails the test with every goroutine's stack if it is still
 // running after d: a lost wakeup becomes a failure, not a CI hang.
 func watchdog(t testing.TB, d time.Duration) (stop func()) {
@@ -262,7 +300,7 @@ func TestRingBlockedWake(t *testing.T) {
 				ctx, cancel := context.WithCancel(context.Background())
 				errc := make(chan error, 1)
 				go func() { _, err := q.Pop(ctx); errc <- err }()
-				time.Sleep(time.Millisecond)
+				waitRegistered(t, &ringBells(q).notEmpty.Event, 1)
 				cancel()
 				if err := <-errc; !errors.Is(err, context.Canceled) {
 					t.Fatalf("Pop after cancel = %v", err)
@@ -277,7 +315,7 @@ func TestRingBlockedWake(t *testing.T) {
 				q.TryPush(2)
 				ctx, cancel = context.WithCancel(context.Background())
 				go func() { errc <- q.Push(ctx, 3) }()
-				time.Sleep(time.Millisecond)
+				waitRegistered(t, &ringBells(q).notFull.Event, 1)
 				cancel()
 				if err := <-errc; !errors.Is(err, context.Canceled) {
 					t.Fatalf("Push after cancel = %v", err)
@@ -298,7 +336,7 @@ func TestRingBlockedWake(t *testing.T) {
 					for range 3 {
 						go func() { errc <- q.Push(context.Background(), 5) }()
 					}
-					time.Sleep(time.Millisecond)
+					waitRegistered(t, &ringBells(q).notFull.Event, 3)
 					q.Close()
 					for range 3 {
 						if err := <-errc; !errors.Is(err, ErrClosed) {
@@ -319,7 +357,7 @@ func TestRingBlockedWake(t *testing.T) {
 				for range poppers {
 					go func() { _, err := e.Pop(context.Background()); errc <- err }()
 				}
-				time.Sleep(time.Millisecond)
+				waitRegistered(t, &ringBells(e).notEmpty.Event, poppers)
 				e.Close()
 				for range poppers {
 					if err := <-errc; !errors.Is(err, ErrClosed) {

@@ -123,6 +123,7 @@ func checkSpinUntilFlip(t *testing.T, k SpinKind) {
 	t.Helper()
 	var w atomic.Uint32
 	go func() {
+		// Makes a spin before the store likely; any order passes.
 		time.Sleep(2 * time.Millisecond)
 		w.Store(1)
 	}()

@@ -140,7 +140,13 @@ func TestReleaseRestoresMask(t *testing.T) {
 // known and is not the main thread, which the runtime parks instead of
 // ending. Lock counts nest: after f and the goroutine's own unlock, the
 // goroutine is locked only if f locked more than it unlocked.
-func threadEnds(t *testing.T, f func()) bool {
+//
+// A thread's end can only be seen, not its staying: threadEnds watches
+// for wait. Where a test expects the end, wait is long (endWait), so a
+// loaded machine that is slow to reap the thread does not fail it; where
+// it expects no end, a short wait (stayWait) is enough, since slowness
+// can only make the thread look as if it stayed.
+func threadEnds(t *testing.T, wait time.Duration, f func()) bool {
 	t.Helper()
 	tids := make(chan int)
 	hold := make(chan struct{})
@@ -169,7 +175,7 @@ func threadEnds(t *testing.T, f func()) bool {
 		task := fmt.Sprintf("/proc/self/task/%d", tid)
 		// A thread left locked exits within microseconds of its goroutine;
 		// an unlocked one stays in the runtime's idle list for good.
-		for deadline := time.Now().Add(300 * time.Millisecond); time.Now().Before(deadline); {
+		for deadline := time.Now().Add(wait); time.Now().Before(deadline); {
 			if _, err := os.Stat(task); errors.Is(err, fs.ErrNotExist) {
 				return true
 			}
@@ -178,6 +184,11 @@ func threadEnds(t *testing.T, f func()) bool {
 	}
 	return false
 }
+
+const (
+	endWait  = 20 * time.Second
+	stayWait = 300 * time.Millisecond
+)
 
 func TestReleaseUnlocks(t *testing.T) {
 	cpu := available(t).CPUs()[0]
@@ -189,16 +200,16 @@ func TestReleaseUnlocks(t *testing.T) {
 		}
 		return release
 	}
-	if threadEnds(t, func() { pin()() }) {
+	if threadEnds(t, stayWait, func() { pin()() }) {
 		t.Error("Pin then release left the goroutine locked: its thread ended with it")
 	}
 	// Control, so that the check above can fail: a goroutine that exits
 	// pinned takes its thread with it.
-	if !threadEnds(t, func() { pin() }) {
+	if !threadEnds(t, endWait, func() { pin() }) {
 		t.Error("a goroutine exited pinned and its thread lived on")
 	}
 	// Two releases unlock once: the caller's own lock still holds.
-	if !threadEnds(t, func() {
+	if !threadEnds(t, endWait, func() {
 		runtime.LockOSThread()
 		release := pin()
 		release()
@@ -207,7 +218,7 @@ func TestReleaseUnlocks(t *testing.T) {
 		t.Error("a second release undid the caller's own LockOSThread")
 	}
 	// A failed Pin leaves the goroutine unlocked.
-	if threadEnds(t, func() {
+	if threadEnds(t, stayWait, func() {
 		if _, err := Pin(cpuLimit - 1); err == nil {
 			t.Error("Pin of an unavailable CPU succeeded")
 		}
@@ -410,7 +421,7 @@ func TestReleaseOutOfOrder(t *testing.T) {
 	}
 
 	// The goroutine is unlocked exactly once per pin.
-	if threadEnds(t, func() { pinOutOfOrder(t, a, b) }) {
+	if threadEnds(t, stayWait, func() { pinOutOfOrder(t, a, b) }) {
 		t.Error("pins released out of order left the goroutine locked")
 	}
 }
