@@ -207,6 +207,10 @@ func errTicketReused(op string) string {
 // unregisters the waiter either way, so the ticket is spent. It spins
 // for p.Spin first, then sleeps on p.Backend.
 //
+// A ctx already done when Wait is called makes it unregister and return
+// ctx.Err() without waiting, even after a Notify: a waiter that never
+// slept takes no wake from another, so nothing is lost.
+//
 // With a ctx whose Done is nil (context.Background) Wait does not
 // allocate. With a cancellable ctx it returns promptly once the ctx is
 // done; on BackendFutex it then allocates a context.AfterFunc. Waiting
@@ -219,20 +223,18 @@ func (e *Event) Wait(ctx context.Context, t Ticket, p Park) error {
 		// spent. Sleeping now could be for ever.
 		panic(errTicketReused("Wait"))
 	}
+	if err := ctxErr(ctx); err != nil {
+		// A done ctx does nothing, as everywhere in knit. No wake is
+		// lost: Notify counts only sleepers as woken, and this waiter
+		// never slept.
+		e.unregister("Wait")
+		return err
+	}
 	if e.seq.Load() != tk {
 		e.unregister("Wait")
 		return nil
 	}
 	done := ctx.Done()
-	if done != nil {
-		if err := ctx.Err(); err != nil {
-			e.unregister("Wait")
-			if e.seq.Load() != tk {
-				return nil // notified before the cancellation: report the wake
-			}
-			return err
-		}
-	}
 	if spin := p.spin(); spin > 0 && SpinUntil(&e.seq, tk, spin) {
 		e.unregister("Wait")
 		return nil

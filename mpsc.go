@@ -1,6 +1,9 @@
 package knit
 
-import "context"
+import (
+	"context"
+	"iter"
+)
 
 // MPSC is a bounded multi-producer single-consumer ring: any number of
 // goroutines push, one pops. Producers claim slots by CAS on a shared
@@ -68,3 +71,35 @@ func (q *MPSC[T]) Len() int { return q.r.len() }
 
 // Cap is the ring's capacity.
 func (q *MPSC[T]) Cap() int { return len(q.r.slots) }
+
+// TrySendBatch adds a prefix of vs, as much as fits, in order, and says
+// why it stopped short: nil when all of vs went in, else ErrFull, or
+// ErrClosed once the ring is closed. It never blocks.
+func (q *MPSC[T]) TrySendBatch(vs []T) (int, error) { return trySendBatch[T](&q.r, vs) }
+
+// SendBatch adds all of vs, in order, waiting while the ring is full as
+// Push does. It returns len(vs) and nil, or how many went in and
+// ErrClosed or ctx.Err() when it stopped early. A ctx already done adds
+// nothing.
+func (q *MPSC[T]) SendBatch(ctx context.Context, vs []T) (int, error) {
+	return sendBatch[T](ctx, &q.r, vs)
+}
+
+// TryRecvBatch fills a prefix of dst with the oldest items and returns
+// how many; when it took none it says why: ErrEmpty, or ErrClosed once
+// the ring is closed and drained. It never blocks.
+func (q *MPSC[T]) TryRecvBatch(dst []T) (int, error) { return tryRecvBatch[T](&q.r, dst) }
+
+// RecvBatch waits as Pop does until an item is ready, then takes up to
+// len(dst) of the oldest items and returns how many; or 0 and ErrClosed
+// once the ring is closed and drained, or ctx.Err(). A ctx already done
+// takes nothing.
+func (q *MPSC[T]) RecvBatch(ctx context.Context, dst []T) (int, error) {
+	return recvBatch[T](ctx, &q.r, dst)
+}
+
+// All ranges over the items as Pop takes them: the ring's counterpart of
+// ranging over a channel. The range ends when the ring is closed and
+// drained, or when ctx ends: after the loop, a nil ctx.Err() means closed
+// and drained. Leaving the loop early leaves the rest in the ring.
+func (q *MPSC[T]) All(ctx context.Context) iter.Seq[T] { return all[T](ctx, &q.r) }

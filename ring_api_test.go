@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"iter"
 	"os"
 	"reflect"
 	"runtime"
@@ -24,6 +25,8 @@ type sender[T any] interface {
 	TrySend(v T) error
 	Push(ctx context.Context, v T) error
 	PushBatch(vs []T) int
+	TrySendBatch(vs []T) (int, error)
+	SendBatch(ctx context.Context, vs []T) (int, error)
 	Close()
 	Len() int
 	Cap() int
@@ -34,6 +37,9 @@ type receiver[T any] interface {
 	TryRecv() (T, error)
 	Pop(ctx context.Context) (T, error)
 	PopBatch(dst []T) int
+	TryRecvBatch(dst []T) (int, error)
+	RecvBatch(ctx context.Context, dst []T) (int, error)
+	All(ctx context.Context) iter.Seq[T]
 }
 
 // joined puts a ring's two ends back together as a Queue, so the

@@ -469,3 +469,42 @@ func BenchmarkRingSPSCModes(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkRingPushPopCtx is a blocking Push and Pop that never wait (one
+// goroutine, a ring that is never full or empty when it is called), with
+// context.Background and with a cancellable ctx: what the done-ctx check
+// at the top of every ctx call costs, against TryPush and TryPop on the
+// same ring as the row without it.
+func BenchmarkRingPushPopCtx(b *testing.B) {
+	cctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	for _, k := range ringKinds {
+		if k.name == "SPSC ends" || k.name == "Words ends" {
+			continue
+		}
+		for _, c := range []struct {
+			name string
+			ctx  context.Context
+		}{{"try", nil}, {"background", context.Background()}, {"cancellable", cctx}} {
+			b.Run(k.name+"/"+c.name, func(b *testing.B) {
+				q := k.newInt(64)
+				q.TryPush(0)
+				if c.ctx == nil {
+					for i := 0; b.Loop(); i++ {
+						q.TryPush(i)
+						q.TryPop()
+					}
+					return
+				}
+				for i := 0; b.Loop(); i++ {
+					if err := q.Push(c.ctx, i); err != nil {
+						b.Fatal(err)
+					}
+					if _, err := q.Pop(c.ctx); err != nil {
+						b.Fatal(err)
+					}
+				}
+			})
+		}
+	}
+}

@@ -377,6 +377,9 @@ func (r *seqRing[T]) tryRecv() (T, error) {
 }
 
 func (r *seqRing[T]) pushWait(ctx context.Context, v T) error {
+	if err := ctxErr(ctx); err != nil {
+		return err
+	}
 	if r.push(v) == stOK {
 		return nil
 	}
@@ -384,6 +387,10 @@ func (r *seqRing[T]) pushWait(ctx context.Context, v T) error {
 }
 
 func (r *seqRing[T]) popWait(ctx context.Context) (T, error) {
+	if err := ctxErr(ctx); err != nil {
+		var zero T
+		return zero, err
+	}
 	if v, st := r.pop(); st == stOK {
 		return v, nil
 	}
@@ -425,3 +432,7 @@ func (r *seqRing[T]) close() {
 }
 
 func (r *seqRing[T]) len() int { return ringLen(r.tail.Load(), r.head.Load(), len(r.slots)) }
+
+func (r *seqRing[T]) pushN(vs []T) int    { return r.pushMany(vs) }
+func (r *seqRing[T]) popN(dst []T) int    { return r.popMany(dst) }
+func (r *seqRing[T]) bellsOf() *doorbells { return &r.bells }

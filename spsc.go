@@ -2,6 +2,7 @@ package knit
 
 import (
 	"context"
+	"iter"
 	"reflect"
 	"sync/atomic"
 )
@@ -184,6 +185,9 @@ func (q *SPSC[T]) TryRecv() (T, error) {
 
 // Push adds v, spinning and then parking while the ring is full.
 func (q *SPSC[T]) Push(ctx context.Context, v T) error {
+	if err := ctxErr(ctx); err != nil {
+		return err
+	}
 	if q.push(v) == stOK {
 		return nil
 	}
@@ -193,6 +197,10 @@ func (q *SPSC[T]) Push(ctx context.Context, v T) error {
 // Pop removes the oldest item, spinning and then parking while the ring
 // is empty; after Close it drains, then returns ErrClosed.
 func (q *SPSC[T]) Pop(ctx context.Context) (T, error) {
+	if err := ctxErr(ctx); err != nil {
+		var zero T
+		return zero, err
+	}
 	if v, st := q.pop(); st == stOK {
 		return v, nil
 	}
@@ -358,3 +366,71 @@ func (c SPSCConsumer[T]) Len() int { return c.q.Len() }
 
 // Cap is the ring's capacity.
 func (c SPSCConsumer[T]) Cap() int { return c.q.Cap() }
+
+// TrySendBatch adds a prefix of vs, as much as fits, in order, and says
+// why it stopped short: nil when all of vs went in, else ErrFull, or
+// ErrClosed once the ring is closed. It never blocks.
+func (q *SPSC[T]) TrySendBatch(vs []T) (int, error) { return trySendBatch[T](q, vs) }
+
+// SendBatch adds all of vs, in order, waiting while the ring is full as
+// Push does. It returns len(vs) and nil, or how many went in and
+// ErrClosed or ctx.Err() when it stopped early. A ctx already done adds
+// nothing.
+func (q *SPSC[T]) SendBatch(ctx context.Context, vs []T) (int, error) {
+	return sendBatch[T](ctx, q, vs)
+}
+
+// TryRecvBatch fills a prefix of dst with the oldest items and returns
+// how many; when it took none it says why: ErrEmpty, or ErrClosed once
+// the ring is closed and drained. It never blocks.
+func (q *SPSC[T]) TryRecvBatch(dst []T) (int, error) { return tryRecvBatch[T](q, dst) }
+
+// RecvBatch waits as Pop does until an item is ready, then takes up to
+// len(dst) of the oldest items and returns how many; or 0 and ErrClosed
+// once the ring is closed and drained, or ctx.Err(). A ctx already done
+// takes nothing.
+func (q *SPSC[T]) RecvBatch(ctx context.Context, dst []T) (int, error) {
+	return recvBatch[T](ctx, q, dst)
+}
+
+// All ranges over the items as Pop takes them: the ring's counterpart of
+// ranging over a channel. The range ends when the ring is closed and
+// drained, or when ctx ends: after the loop, a nil ctx.Err() means closed
+// and drained. Leaving the loop early leaves the rest in the ring.
+func (q *SPSC[T]) All(ctx context.Context) iter.Seq[T] { return all[T](ctx, q) }
+
+// TrySendBatch adds a prefix of vs, as much as fits, in order, and says
+// why it stopped short: nil when all of vs went in, else ErrFull, or
+// ErrClosed once the ring is closed. It never blocks.
+func (p SPSCProducer[T]) TrySendBatch(vs []T) (int, error) { return trySendBatch[T](p.q, vs) }
+
+// SendBatch adds all of vs, in order, waiting while the ring is full as
+// Push does. It returns len(vs) and nil, or how many went in and
+// ErrClosed or ctx.Err() when it stopped early. A ctx already done adds
+// nothing.
+func (p SPSCProducer[T]) SendBatch(ctx context.Context, vs []T) (int, error) {
+	return sendBatch[T](ctx, p.q, vs)
+}
+
+// TryRecvBatch fills a prefix of dst with the oldest items and returns
+// how many; when it took none it says why: ErrEmpty, or ErrClosed once
+// the ring is closed and drained. It never blocks.
+func (c SPSCConsumer[T]) TryRecvBatch(dst []T) (int, error) { return tryRecvBatch[T](c.q, dst) }
+
+// RecvBatch waits as Pop does until an item is ready, then takes up to
+// len(dst) of the oldest items and returns how many; or 0 and ErrClosed
+// once the ring is closed and drained, or ctx.Err(). A ctx already done
+// takes nothing.
+func (c SPSCConsumer[T]) RecvBatch(ctx context.Context, dst []T) (int, error) {
+	return recvBatch[T](ctx, c.q, dst)
+}
+
+// All ranges over the items as Pop takes them: the ring's counterpart of
+// ranging over a channel. The range ends when the ring is closed and
+// drained, or when ctx ends: after the loop, a nil ctx.Err() means closed
+// and drained. Leaving the loop early leaves the rest in the ring.
+func (c SPSCConsumer[T]) All(ctx context.Context) iter.Seq[T] { return all[T](ctx, c.q) }
+
+func (q *SPSC[T]) pushN(vs []T) int    { return q.pushBatch(vs) }
+func (q *SPSC[T]) popN(dst []T) int    { return q.popBatch(dst) }
+func (q *SPSC[T]) bellsOf() *doorbells { return &q.bells }

@@ -1,6 +1,9 @@
 package knit
 
-import "context"
+import (
+	"context"
+	"iter"
+)
 
 // Words is an SPSC ring of uint64 (task-slot indices, offsets into shared
 // memory) whose push and pop are hand-written assembly on amd64 and
@@ -102,6 +105,9 @@ func (q *Words) TryRecv() (uint64, error) {
 
 // Push adds v, spinning and then parking while the ring is full.
 func (q *Words) Push(ctx context.Context, v uint64) error {
+	if err := ctxErr(ctx); err != nil {
+		return err
+	}
 	if q.push(v) == stOK {
 		return nil
 	}
@@ -111,6 +117,10 @@ func (q *Words) Push(ctx context.Context, v uint64) error {
 // Pop removes the oldest item, spinning and then parking while the ring
 // is empty; after Close it drains, then returns ErrClosed.
 func (q *Words) Pop(ctx context.Context) (uint64, error) {
+	if err := ctxErr(ctx); err != nil {
+		var zero uint64
+		return zero, err
+	}
 	if v, st := q.pop(); st == stOK {
 		return v, nil
 	}
@@ -219,3 +229,71 @@ func (c WordsConsumer) Len() int { return c.q.Len() }
 
 // Cap is the ring's capacity.
 func (c WordsConsumer) Cap() int { return c.q.Cap() }
+
+// TrySendBatch adds a prefix of vs, as much as fits, in order, and says
+// why it stopped short: nil when all of vs went in, else ErrFull, or
+// ErrClosed once the ring is closed. It never blocks.
+func (q *Words) TrySendBatch(vs []uint64) (int, error) { return trySendBatch[uint64](q, vs) }
+
+// SendBatch adds all of vs, in order, waiting while the ring is full as
+// Push does. It returns len(vs) and nil, or how many went in and
+// ErrClosed or ctx.Err() when it stopped early. A ctx already done adds
+// nothing.
+func (q *Words) SendBatch(ctx context.Context, vs []uint64) (int, error) {
+	return sendBatch[uint64](ctx, q, vs)
+}
+
+// TryRecvBatch fills a prefix of dst with the oldest items and returns
+// how many; when it took none it says why: ErrEmpty, or ErrClosed once
+// the ring is closed and drained. It never blocks.
+func (q *Words) TryRecvBatch(dst []uint64) (int, error) { return tryRecvBatch[uint64](q, dst) }
+
+// RecvBatch waits as Pop does until an item is ready, then takes up to
+// len(dst) of the oldest items and returns how many; or 0 and ErrClosed
+// once the ring is closed and drained, or ctx.Err(). A ctx already done
+// takes nothing.
+func (q *Words) RecvBatch(ctx context.Context, dst []uint64) (int, error) {
+	return recvBatch[uint64](ctx, q, dst)
+}
+
+// All ranges over the items as Pop takes them: the ring's counterpart of
+// ranging over a channel. The range ends when the ring is closed and
+// drained, or when ctx ends: after the loop, a nil ctx.Err() means closed
+// and drained. Leaving the loop early leaves the rest in the ring.
+func (q *Words) All(ctx context.Context) iter.Seq[uint64] { return all[uint64](ctx, q) }
+
+// TrySendBatch adds a prefix of vs, as much as fits, in order, and says
+// why it stopped short: nil when all of vs went in, else ErrFull, or
+// ErrClosed once the ring is closed. It never blocks.
+func (p WordsProducer) TrySendBatch(vs []uint64) (int, error) { return trySendBatch[uint64](p.q, vs) }
+
+// SendBatch adds all of vs, in order, waiting while the ring is full as
+// Push does. It returns len(vs) and nil, or how many went in and
+// ErrClosed or ctx.Err() when it stopped early. A ctx already done adds
+// nothing.
+func (p WordsProducer) SendBatch(ctx context.Context, vs []uint64) (int, error) {
+	return sendBatch[uint64](ctx, p.q, vs)
+}
+
+// TryRecvBatch fills a prefix of dst with the oldest items and returns
+// how many; when it took none it says why: ErrEmpty, or ErrClosed once
+// the ring is closed and drained. It never blocks.
+func (c WordsConsumer) TryRecvBatch(dst []uint64) (int, error) { return tryRecvBatch[uint64](c.q, dst) }
+
+// RecvBatch waits as Pop does until an item is ready, then takes up to
+// len(dst) of the oldest items and returns how many; or 0 and ErrClosed
+// once the ring is closed and drained, or ctx.Err(). A ctx already done
+// takes nothing.
+func (c WordsConsumer) RecvBatch(ctx context.Context, dst []uint64) (int, error) {
+	return recvBatch[uint64](ctx, c.q, dst)
+}
+
+// All ranges over the items as Pop takes them: the ring's counterpart of
+// ranging over a channel. The range ends when the ring is closed and
+// drained, or when ctx ends: after the loop, a nil ctx.Err() means closed
+// and drained. Leaving the loop early leaves the rest in the ring.
+func (c WordsConsumer) All(ctx context.Context) iter.Seq[uint64] { return all[uint64](ctx, c.q) }
+
+func (q *Words) pushN(vs []uint64) int { return q.PushBatch(vs) }
+func (q *Words) popN(dst []uint64) int { return q.PopBatch(dst) }
+func (q *Words) bellsOf() *doorbells   { return &q.r.bells }

@@ -2,6 +2,7 @@ package knit
 
 import (
 	"context"
+	"iter"
 	"runtime"
 	"testing"
 	"unsafe"
@@ -27,11 +28,31 @@ func (q intWords) Pop(ctx context.Context) (int, error) {
 	v, err := q.w.Pop(ctx)
 	return int(v), err
 }
-func (q intWords) PushBatch(vs []int) int {
-	return q.w.PushBatch(unsafe.Slice((*uint64)(unsafe.Pointer(unsafe.SliceData(vs))), len(vs)))
+func (q intWords) PushBatch(vs []int) int { return q.w.PushBatch(asWords(vs)) }
+func (q intWords) PopBatch(dst []int) int { return q.w.PopBatch(asWords(dst)) }
+
+// asWords views a []int as the []uint64 it is on a 64-bit GOARCH.
+func asWords(vs []int) []uint64 {
+	return unsafe.Slice((*uint64)(unsafe.Pointer(unsafe.SliceData(vs))), len(vs))
 }
-func (q intWords) PopBatch(dst []int) int {
-	return q.w.PopBatch(unsafe.Slice((*uint64)(unsafe.Pointer(unsafe.SliceData(dst))), len(dst)))
+func (q intWords) TrySendBatch(vs []int) (int, error) { return q.w.TrySendBatch(asWords(vs)) }
+func (q intWords) TryRecvBatch(dst []int) (int, error) {
+	return q.w.TryRecvBatch(asWords(dst))
+}
+func (q intWords) SendBatch(ctx context.Context, vs []int) (int, error) {
+	return q.w.SendBatch(ctx, asWords(vs))
+}
+func (q intWords) RecvBatch(ctx context.Context, dst []int) (int, error) {
+	return q.w.RecvBatch(ctx, asWords(dst))
+}
+func (q intWords) All(ctx context.Context) iter.Seq[int] {
+	return func(yield func(int) bool) {
+		for v := range q.w.All(ctx) {
+			if !yield(int(v)) {
+				return
+			}
+		}
+	}
 }
 func (q intWords) Close()   { q.w.Close() }
 func (q intWords) Len() int { return q.w.Len() }

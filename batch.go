@@ -1,0 +1,118 @@
+package knit
+
+import (
+	"context"
+	"iter"
+)
+
+// ringOps is what the calls in this file, and Select, need of a ring:
+// its single attempts (ringCore), its batch attempts, which ring the
+// other side as push and pop do, and its doorbells for waiting. Every
+// ring implements it: SPSC and Words themselves, the multi-sided rings
+// through their seqRing.
+type ringOps[T any] interface {
+	ringCore[T]
+	pushN(vs []T) int
+	popN(dst []T) int
+	bellsOf() *doorbells
+}
+
+var (
+	_ ringOps[int]    = (*SPSC[int])(nil)
+	_ ringOps[int]    = (*seqRing[int])(nil)
+	_ ringOps[uint64] = (*Words)(nil)
+)
+
+// trySendBatch pushes a prefix of vs and says why it stopped short:
+// ErrFull or ErrClosed. A batch attempt that stops short is followed by
+// one single attempt, whose status tells full from closed; if that one
+// succeeds (a slot was freed meanwhile) the batch goes on.
+func trySendBatch[T any](r ringOps[T], vs []T) (int, error) {
+	n := r.pushN(vs)
+	for n < len(vs) {
+		if st := r.push(vs[n]); st != stOK {
+			return n, statusErr[st&7]
+		}
+		n++
+		n += r.pushN(vs[n:])
+	}
+	return n, nil
+}
+
+// tryRecvBatch pops up to len(dst) items and, when it found none, says
+// why: ErrEmpty, or ErrClosed once the ring is closed and drained.
+func tryRecvBatch[T any](r ringOps[T], dst []T) (int, error) {
+	if len(dst) == 0 {
+		return 0, nil
+	}
+	if n := r.popN(dst); n > 0 {
+		return n, nil
+	}
+	v, st := r.pop()
+	if st != stOK {
+		return 0, statusErr[st&7]
+	}
+	dst[0] = v
+	return 1 + r.popN(dst[1:]), nil
+}
+
+// sendBatch pushes all of vs, waiting for room as Push does: the first
+// item that does not fit goes in through Push's wait, and the rest follow
+// in batches.
+func sendBatch[T any](ctx context.Context, r ringOps[T], vs []T) (int, error) {
+	if err := ctxErr(ctx); err != nil {
+		return 0, err
+	}
+	n := 0
+	for {
+		k, err := trySendBatch(r, vs[n:])
+		if n += k; err != ErrFull {
+			return n, err
+		}
+		if err := pushSlow(r, r.bellsOf(), ctx, vs[n]); err != nil {
+			return n, err
+		}
+		if n++; n == len(vs) {
+			return n, nil
+		}
+	}
+}
+
+// recvBatch pops at least one item, waiting as Pop does, and then as many
+// more as are ready, up to len(dst).
+func recvBatch[T any](ctx context.Context, r ringOps[T], dst []T) (int, error) {
+	if err := ctxErr(ctx); err != nil {
+		return 0, err
+	}
+	n, err := tryRecvBatch(r, dst)
+	if err != ErrEmpty {
+		return n, err
+	}
+	v, err := popSlow(r, r.bellsOf(), ctx)
+	if err != nil {
+		return 0, err
+	}
+	dst[0] = v
+	return 1 + r.popN(dst[1:]), nil
+}
+
+// all is every consumer side's All: a Pop loop, with Pop's ctx rule.
+func all[T any](ctx context.Context, r ringOps[T]) iter.Seq[T] {
+	return func(yield func(T) bool) {
+		for ctxErr(ctx) == nil {
+			v, st := r.pop()
+			if st != stOK {
+				if st == stDrained {
+					return
+				}
+				var err error
+				if v, err = popSlow(r, r.bellsOf(), ctx); err != nil {
+					return
+				}
+			}
+			if !yield(v) {
+				return
+			}
+		}
+	}
+}

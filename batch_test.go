@@ -1,0 +1,348 @@
+package knit
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+)
+
+// TestRingBatchStatus: the batch calls tell full, empty and closed apart,
+// on every ring and end, so a loop over TrySendBatch ends after Close.
+func TestRingBatchStatus(t *testing.T) {
+	ctx := context.Background()
+	for _, k := range ringKinds {
+		t.Run(k.name, func(t *testing.T) {
+			q := k.newInt(4)
+			check := func(what string, n int, err error, wantN int, wantErr error) {
+				t.Helper()
+				if n != wantN || !errors.Is(err, wantErr) || (wantErr == nil && err != nil) {
+					t.Fatalf("%s = %d, %v; want %d, %v", what, n, err, wantN, wantErr)
+				}
+			}
+			n, err := q.TrySendBatch([]int{1, 2, 3, 4, 5, 6})
+			check("TrySendBatch of 6 into 4", n, err, 4, ErrFull)
+			dst := make([]int, 8)
+			n, err = q.TryRecvBatch(dst[:2])
+			check("TryRecvBatch of 2", n, err, 2, nil)
+			n, err = q.TryRecvBatch(dst)
+			check("TryRecvBatch of the rest", n, err, 2, nil)
+			if !slices.Equal(dst[:2], []int{3, 4}) {
+				t.Fatalf("TryRecvBatch took %v, want [3 4]", dst[:2])
+			}
+			n, err = q.TryRecvBatch(dst)
+			check("TryRecvBatch on empty", n, err, 0, ErrEmpty)
+			n, err = q.TryRecvBatch(nil)
+			check("TryRecvBatch of nothing", n, err, 0, nil)
+			n, err = q.TrySendBatch(nil)
+			check("TrySendBatch of nothing", n, err, 0, nil)
+			n, err = q.SendBatch(ctx, []int{7, 8, 9})
+			check("SendBatch of 3", n, err, 3, nil)
+			q.Close()
+			n, err = q.TrySendBatch([]int{10})
+			check("TrySendBatch after Close", n, err, 0, ErrClosed)
+			n, err = q.SendBatch(ctx, []int{10})
+			check("SendBatch after Close", n, err, 0, ErrClosed)
+			// The loop the issue was about: it ends after Close.
+			vs := []int{10, 11}
+			for len(vs) > 0 {
+				n, err := q.TrySendBatch(vs)
+				vs = vs[n:]
+				if errors.Is(err, ErrClosed) {
+					break
+				}
+			}
+			n, err = q.RecvBatch(ctx, dst)
+			check("RecvBatch after Close", n, err, 3, nil)
+			if !slices.Equal(dst[:3], []int{7, 8, 9}) {
+				t.Fatalf("RecvBatch took %v, want [7 8 9]", dst[:3])
+			}
+			n, err = q.TryRecvBatch(dst)
+			check("TryRecvBatch when drained", n, err, 0, ErrClosed)
+			n, err = q.RecvBatch(ctx, dst)
+			check("RecvBatch when drained", n, err, 0, ErrClosed)
+		})
+	}
+}
+
+// TestRingBatchBlocking streams items through SendBatch and RecvBatch,
+// and through All, across a ring much smaller than a batch: every item
+// arrives once, in order per producer, and the consumer ends at Close.
+func TestRingBatchBlocking(t *testing.T) {
+	for _, k := range ringKinds {
+		for _, useAll := range []bool{false, true} {
+			t.Run(fmt.Sprintf("%s/all=%v", k.name, useAll), func(t *testing.T) {
+				defer watchdog(t, 60*time.Second)()
+				q := k.newInt(4)
+				producers, consumers := 1, 1
+				if k.multiProducer {
+					producers = 3
+				}
+				if k.multiConsumer {
+					consumers = 3
+				}
+				per := 20000
+				if raceEnabled {
+					per = 2000
+				}
+				ctx := context.Background()
+				var pwg sync.WaitGroup
+				for p := range producers {
+					pwg.Go(func() {
+						vs := make([]int, 0, 37)
+						for i := 0; i < per; {
+							vs = vs[:0]
+							for j := 0; j < cap(vs) && i < per; j++ {
+								vs = append(vs, p*per+i)
+								i++
+							}
+							if n, err := q.SendBatch(ctx, vs); n != len(vs) || err != nil {
+								t.Errorf("SendBatch = %d, %v; want %d, nil", n, err, len(vs))
+								return
+							}
+						}
+					})
+				}
+				got := make([][]int, consumers)
+				var cwg sync.WaitGroup
+				for c := range consumers {
+					cwg.Go(func() {
+						if useAll {
+							for v := range q.All(ctx) {
+								got[c] = append(got[c], v)
+							}
+							return
+						}
+						dst := make([]int, 16)
+						for {
+							n, err := q.RecvBatch(ctx, dst)
+							if err != nil {
+								if !errors.Is(err, ErrClosed) || n != 0 {
+									t.Errorf("RecvBatch = %d, %v at the end; want 0, ErrClosed", n, err)
+								}
+								return
+							}
+							if n == 0 {
+								t.Error("RecvBatch returned 0 items and no error")
+								return
+							}
+							got[c] = append(got[c], dst[:n]...)
+						}
+					})
+				}
+				pwg.Wait()
+				q.Close()
+				cwg.Wait()
+				seen := make([]int, producers*per)
+				for _, g := range got {
+					last := make([]int, producers)
+					for i := range last {
+						last[i] = -1
+					}
+					for _, v := range g {
+						seen[v]++
+						if p := v / per; v <= last[p] {
+							t.Fatalf("producer %d's items out of order: %d after %d", p, v, last[p])
+						} else {
+							last[p] = v
+						}
+					}
+				}
+				for v, n := range seen {
+					if n != 1 {
+						t.Fatalf("item %d arrived %d times", v, n)
+					}
+				}
+			})
+		}
+	}
+}
+
+// TestRingBatchCloseAndCancel: a SendBatch blocked on a full ring returns
+// when the ring is closed (multi-producer rings, where another goroutine
+// may close) or its ctx is cancelled, and says exactly how many went in;
+// a RecvBatch and a range blocked on an empty ring end the same way.
+func TestRingBatchCloseAndCancel(t *testing.T) {
+	for _, k := range ringKinds {
+		t.Run(k.name, func(t *testing.T) {
+			defer watchdog(t, 30*time.Second)()
+			q := k.newInt(2)
+			ctx, cancel := context.WithCancel(context.Background())
+			type res struct {
+				n   int
+				err error
+			}
+			rc := make(chan res, 1)
+			go func() {
+				n, err := q.SendBatch(ctx, []int{1, 2, 3, 4, 5})
+				rc <- res{n, err}
+			}()
+			waitRegistered(t, &ringBells(q).notFull.Event, 1)
+			cancel()
+			if r := <-rc; r.n != 2 || !errors.Is(r.err, context.Canceled) {
+				t.Fatalf("cancelled SendBatch = %d, %v; want 2, context.Canceled", r.n, r.err)
+			}
+			if q.Len() != 2 {
+				t.Fatalf("Len = %d after a SendBatch that put in 2", q.Len())
+			}
+			if k.multiProducer {
+				go func() {
+					n, err := q.SendBatch(context.Background(), []int{6, 7})
+					rc <- res{n, err}
+				}()
+				waitRegistered(t, &ringBells(q).notFull.Event, 1)
+				q.Close()
+				if r := <-rc; r.n != 0 || !errors.Is(r.err, ErrClosed) {
+					t.Fatalf("SendBatch blocked across Close = %d, %v; want 0, ErrClosed", r.n, r.err)
+				}
+			} else {
+				q.Close()
+			}
+			dst := make([]int, 4)
+			if n, err := q.RecvBatch(context.Background(), dst); n != 2 || err != nil {
+				t.Fatalf("RecvBatch after Close = %d, %v; want the 2 items", n, err)
+			}
+
+			// Blocked consumers: RecvBatch cancelled, then a range
+			// cancelled, then a range that Close ends.
+			e := k.newInt(2)
+			rctx, rcancel := context.WithCancel(context.Background())
+			go func() {
+				n, err := e.RecvBatch(rctx, dst)
+				rc <- res{n, err}
+			}()
+			waitRegistered(t, &ringBells(e).notEmpty.Event, 1)
+			rcancel()
+			if r := <-rc; r.n != 0 || !errors.Is(r.err, context.Canceled) {
+				t.Fatalf("cancelled RecvBatch = %d, %v", r.n, r.err)
+			}
+			actx, acancel := context.WithCancel(context.Background())
+			go func() {
+				n := 0
+				for range e.All(actx) {
+					n++
+				}
+				rc <- res{n, actx.Err()}
+			}()
+			waitRegistered(t, &ringBells(e).notEmpty.Event, 1)
+			acancel()
+			if r := <-rc; r.n != 0 || !errors.Is(r.err, context.Canceled) {
+				t.Fatalf("cancelled range = %d items, ctx %v", r.n, r.err)
+			}
+			go func() {
+				n := 0
+				for range e.All(context.Background()) {
+					n++
+				}
+				rc <- res{n, nil}
+			}()
+			e.TryPush(1)
+			waitRegistered(t, &ringBells(e).notEmpty.Event, 1)
+			e.Close()
+			if r := <-rc; r.n != 1 {
+				t.Fatalf("range ended by Close saw %d items, want 1", r.n)
+			}
+		})
+	}
+}
+
+// TestRingAllBreak: leaving a range early takes nothing more.
+func TestRingAllBreak(t *testing.T) {
+	for _, k := range ringKinds {
+		t.Run(k.name, func(t *testing.T) {
+			q := k.newInt(8)
+			q.PushBatch([]int{1, 2, 3, 4})
+			for v := range q.All(context.Background()) {
+				if v == 2 {
+					break
+				}
+			}
+			if v, err := q.TryRecv(); v != 3 || err != nil {
+				t.Fatalf("after a break at 2, TryRecv = %d, %v; want 3", v, err)
+			}
+		})
+	}
+}
+
+// TestDoneContextDoesNothing: every call that takes a ctx does nothing
+// and returns ctx.Err() when the ctx is done before the call, even where
+// it would not have had to wait: on every ring and end, Push stores
+// nothing, Pop, RecvBatch and a range take nothing, SendBatch stores
+// nothing; and Event.Wait returns ctx.Err() even after a Notify.
+func TestDoneContextDoesNothing(t *testing.T) {
+	cancelled, cancel := context.WithCancel(context.Background())
+	cancel()
+	expired, cancel2 := context.WithDeadline(context.Background(), time.Now().Add(-time.Second))
+	defer cancel2()
+	for _, ctx := range []context.Context{cancelled, expired} {
+		want := ctx.Err()
+		for _, k := range ringKinds {
+			t.Run(fmt.Sprintf("%s/%v", k.name, want), func(t *testing.T) {
+				q := k.newInt(8)
+				q.TryPush(1)
+				if err := q.Push(ctx, 2); !errors.Is(err, want) {
+					t.Errorf("Push = %v, want %v", err, want)
+				}
+				if n, err := q.SendBatch(ctx, []int{2, 3}); n != 0 || !errors.Is(err, want) {
+					t.Errorf("SendBatch = %d, %v; want 0, %v", n, err, want)
+				}
+				if _, err := q.Pop(ctx); !errors.Is(err, want) {
+					t.Errorf("Pop = %v, want %v", err, want)
+				}
+				if n, err := q.RecvBatch(ctx, make([]int, 4)); n != 0 || !errors.Is(err, want) {
+					t.Errorf("RecvBatch = %d, %v; want 0, %v", n, err, want)
+				}
+				for v := range q.All(ctx) {
+					t.Errorf("a range with a done ctx yielded %d", v)
+				}
+				if q.Len() != 1 {
+					t.Fatalf("Len = %d after calls with a done ctx, want the 1 item pushed before", q.Len())
+				}
+				if v, err := q.TryRecv(); v != 1 || err != nil {
+					t.Fatalf("TryRecv = %d, %v; want the item pushed before", v, err)
+				}
+			})
+		}
+		var e Event
+		tk := e.Prepare()
+		e.Notify(1)
+		if err := e.Wait(ctx, tk, Park{}); !errors.Is(err, want) {
+			t.Errorf("Event.Wait after a Notify with a done ctx = %v, want %v", err, want)
+		}
+		if w := e.Waiters(); w != 0 {
+			t.Errorf("Event.Wait with a done ctx left %d waiters", w)
+		}
+	}
+}
+
+// TestCtxErrFastPath: ctxErr skips the call for the contexts that are
+// never done, and makes it for every other.
+func TestCtxErrFastPath(t *testing.T) {
+	if ctxErr(context.Background()) != nil || ctxErr(context.TODO()) != nil {
+		t.Fatal("ctxErr of Background or TODO is not nil")
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	if ctxErr(ctx) != nil {
+		t.Fatal("ctxErr of a live ctx is not nil")
+	}
+	cancel()
+	if !errors.Is(ctxErr(ctx), context.Canceled) {
+		t.Fatal("ctxErr of a cancelled ctx is nil")
+	}
+	var calls atomic.Int32
+	if !errors.Is(ctxErr(countingCtx{context.Background(), &calls}), context.DeadlineExceeded) || calls.Load() != 1 {
+		t.Fatal("ctxErr did not ask a context of another type")
+	}
+}
+
+// countingCtx is a ctx of a type ctxErr does not know, whose Err counts.
+type countingCtx struct {
+	context.Context
+	calls *atomic.Int32
+}
+
+func (c countingCtx) Err() error { c.calls.Add(1); return context.DeadlineExceeded }
