@@ -458,6 +458,40 @@ func (e *Event) sleepQueue(ctx context.Context, done <-chan struct{}, t uint32) 
 	return ctx.Err(), false
 }
 
+// enqueue is sleepQueue for a Select's node w, which sleeps elsewhere: it
+// queues w unless seq has moved since the ticket t (S1, S2 as in
+// sleepQueue), and reports whether it did. Not queued, the waiter is
+// still registered; queued, dequeue takes it off again.
+func (e *Event) enqueue(w *waiter, t Ticket) bool {
+	e.qsleep.Add(1) // S1
+	e.mu.Lock()
+	if e.seq.Load() != uint32(t) { // S2
+		e.mu.Unlock()
+		e.qsleep.Add(-1)
+		return false
+	}
+	e.q.push(w)
+	e.mu.Unlock()
+	return true
+}
+
+// dequeue takes an enqueued node off the wait list and unregisters its
+// waiter, unless a Notify took it first. handedOff reports that one did:
+// that Notify counted the node as the sleeper it woke, and took it off
+// qsleep and waiters itself.
+func (e *Event) dequeue(w *waiter) (handedOff bool) {
+	e.mu.Lock()
+	if !w.queued {
+		e.mu.Unlock()
+		return true
+	}
+	e.q.remove(w)
+	e.mu.Unlock()
+	e.qsleep.Add(-1)
+	e.unregister("Select")
+	return false
+}
+
 // wakeQueue readies up to n wait-list sleepers, oldest first.
 func (e *Event) wakeQueue(n int) {
 	e.mu.Lock()

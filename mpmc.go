@@ -106,3 +106,6 @@ func (q *MPMC[T]) RecvBatch(ctx context.Context, dst []T) (int, error) {
 // drained, or when ctx ends: after the loop, a nil ctx.Err() means closed
 // and drained. Leaving the loop early leaves the rest in the ring.
 func (q *MPMC[T]) All(ctx context.Context) iter.Seq[T] { return all[T](ctx, &q.r) }
+
+func (q *MPMC[T]) recvOps() ringOps[T] { return &q.r }
+func (q *MPMC[T]) sendOps() ringOps[T] { return &q.r }

@@ -61,6 +61,9 @@ type Queue[T any] interface {
 	// All ranges over the items as Pop takes them, until the ring is
 	// closed and drained or ctx ends (then ctx.Err() != nil).
 	All(ctx context.Context) iter.Seq[T]
+	// Source and Sink make every ring a case of Select (Recv, Send).
+	Source[T]
+	Sink[T]
 	// Close stops intake and wakes every waiter; items already in the
 	// ring stay poppable. It is idempotent. On a ring with one producer
 	// (SPSC, Words, SPMC) the producer closes it, as the sender closes a

@@ -27,6 +27,7 @@ type sender[T any] interface {
 	PushBatch(vs []T) int
 	TrySendBatch(vs []T) (int, error)
 	SendBatch(ctx context.Context, vs []T) (int, error)
+	Sink[T]
 	Close()
 	Len() int
 	Cap() int
@@ -40,6 +41,7 @@ type receiver[T any] interface {
 	TryRecvBatch(dst []T) (int, error)
 	RecvBatch(ctx context.Context, dst []T) (int, error)
 	All(ctx context.Context) iter.Seq[T]
+	Source[T]
 }
 
 // joined puts a ring's two ends back together as a Queue, so the

@@ -105,3 +105,6 @@ func (q *SPMC[T]) RecvBatch(ctx context.Context, dst []T) (int, error) {
 // drained, or when ctx ends: after the loop, a nil ctx.Err() means closed
 // and drained. Leaving the loop early leaves the rest in the ring.
 func (q *SPMC[T]) All(ctx context.Context) iter.Seq[T] { return all[T](ctx, &q.r) }
+
+func (q *SPMC[T]) recvOps() ringOps[T] { return &q.r }
+func (q *SPMC[T]) sendOps() ringOps[T] { return &q.r }

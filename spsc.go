@@ -434,3 +434,8 @@ func (c SPSCConsumer[T]) All(ctx context.Context) iter.Seq[T] { return all[T](ct
 func (q *SPSC[T]) pushN(vs []T) int    { return q.pushBatch(vs) }
 func (q *SPSC[T]) popN(dst []T) int    { return q.popBatch(dst) }
 func (q *SPSC[T]) bellsOf() *doorbells { return &q.bells }
+
+func (q *SPSC[T]) recvOps() ringOps[T]        { return q }
+func (q *SPSC[T]) sendOps() ringOps[T]        { return q }
+func (p SPSCProducer[T]) sendOps() ringOps[T] { return p.q }
+func (c SPSCConsumer[T]) recvOps() ringOps[T] { return c.q }

@@ -28,6 +28,14 @@ type waiter struct {
 	ch         chan struct{}  // buffered 1, so the waker never blocks
 	onSema     bool           // the sleeper blocks on sema, not ch; set before it is queued
 	sema       uint32         // the runtime semaphore an onSema sleeper blocks on
+
+	// A Select's node (see select.go): the Select queues one on each
+	// ring it waits for, all sharing the Select's channel, so a second
+	// token finds the channel full and is dropped (one wakes it). passed
+	// is the waker's last touch of the node: until it is set the Select
+	// may not reuse a node that a waker unlinked.
+	sel    bool
+	passed atomic.Bool
 }
 
 // sleep blocks until the waker's wake: a release of the node's own
@@ -44,6 +52,14 @@ func (w *waiter) sleep() {
 
 // wake wakes w's sleeper. w may be recycled as soon as it returns.
 func (w *waiter) wake() {
+	if w.sel {
+		select {
+		case w.ch <- struct{}{}:
+		default:
+		}
+		w.passed.Store(true)
+		return
+	}
 	if w.onSema {
 		raceReleaseNode(w)
 		semrelease(&w.sema, false, 0)

@@ -31,6 +31,20 @@ func (q intWords) Pop(ctx context.Context) (int, error) {
 func (q intWords) PushBatch(vs []int) int { return q.w.PushBatch(asWords(vs)) }
 func (q intWords) PopBatch(dst []int) int { return q.w.PopBatch(asWords(dst)) }
 
+func (q intWords) recvOps() ringOps[int] { return intOps{q.w.recvOps()} }
+func (q intWords) sendOps() ringOps[int] { return intOps{q.w.sendOps()} }
+
+// intOps is a Words' ringOps seen as a ringOps[int], so Select runs
+// against Words in the table-driven tests too.
+type intOps struct{ w ringOps[uint64] }
+
+func (o intOps) push(v int) status         { return o.w.push(uint64(v)) }
+func (o intOps) pop() (int, status)        { v, st := o.w.pop(); return int(v), st }
+func (o intOps) indices() (uint64, uint64) { return o.w.indices() }
+func (o intOps) pushN(vs []int) int        { return o.w.pushN(asWords(vs)) }
+func (o intOps) popN(dst []int) int        { return o.w.popN(asWords(dst)) }
+func (o intOps) bellsOf() *doorbells       { return o.w.bellsOf() }
+
 // asWords views a []int as the []uint64 it is on a 64-bit GOARCH.
 func asWords(vs []int) []uint64 {
 	return unsafe.Slice((*uint64)(unsafe.Pointer(unsafe.SliceData(vs))), len(vs))

@@ -1,0 +1,458 @@
+package knit
+
+import (
+	"context"
+	"math/rand/v2"
+	"reflect"
+)
+
+// Select waits until one of its cases can proceed, performs that one, and
+// returns its index: Go's select statement, over knit rings of any kind
+// and element type as well as channels.
+//
+//	var job Job
+//	var tick time.Time
+//	i, err := knit.Select(ctx,
+//		knit.Recv(jobs, &job),        // any ring, or an SPSC or Words Consumer end
+//		knit.Send(results, &res),     // waits for room; sends res as it is then
+//		knit.RecvChan(ticker.C, &tick),
+//	)
+//
+// A receive case that fires has stored the item in its destination, and
+// only that case took anything: nothing is taken twice or left behind.
+// err is nil, or ErrClosed for a case that found its ring closed (a
+// receive: closed and drained) or its channel closed (a receive). When
+// ctx ends first Select returns -1 and ctx.Err(); a ctx already done when
+// Select is called does nothing, even if a case is ready. Among cases
+// ready together, each gets its turn: the first case tried rotates. A
+// send to a closed channel panics, as in Go.
+//
+// Select costs the rings nothing while nobody waits: a push or a pop
+// still notifies with one load. A blocked Select registers on each ring's
+// doorbell and sleeps on one channel of its own, with no goroutine per
+// ring and no CPU; a ring's Notify wakes it, or a channel case, or ctx.
+// With channel cases it sleeps in reflect.Select, which allocates; with
+// rings alone it does not, beyond a set of wait nodes when a waker still
+// held one as Select left. Select itself allocates its state when it must
+// wait: a loop should make a Selector once and call its Select.
+func Select(ctx context.Context, cases ...Case) (int, error) {
+	if err := ctxErr(ctx); err != nil {
+		return -1, err
+	}
+	if len(cases) > 0 {
+		start := int(rand.Uint32N(uint32(len(cases))))
+		for k := range cases {
+			i := (start + k) % len(cases)
+			if fired, err := cases[i].try(); fired {
+				return i, err
+			}
+		}
+	}
+	return NewSelector(cases...).Select(ctx)
+}
+
+// Case is one case of a Select, made by Recv, Send, RecvChan or SendChan.
+// The zero Case is not a case: Select panics on it.
+type Case struct{ c selectCase }
+
+func (c Case) try() (bool, error) {
+	if c.c == nil {
+		panic("knit: Select of a zero Case: make cases with Recv, Send, RecvChan or SendChan")
+	}
+	return c.c.try()
+}
+
+// selectCase is what Select needs of a case.
+type selectCase interface {
+	// try makes one attempt without waiting. fired reports that the
+	// case is done; err is then ErrClosed where it found its ring or
+	// channel closed.
+	try() (fired bool, err error)
+	// bell is the doorbell a waiter for this case registers on, and the
+	// index its prepare records; nil for a channel case.
+	bell() (*bell, uint64)
+	// sleepCase is a channel case as reflect.Select takes it, built as
+	// the Select goes to sleep (a send reads its value then).
+	sleepCase() reflect.SelectCase
+	// deliver completes a channel case that reflect.Select performed.
+	deliver(v reflect.Value, ok bool) error
+}
+
+// Source is a ring's receiving side, as Recv takes it: every ring, and the
+// Consumer ends of SPSC and Words. Only knit's types implement it.
+type Source[T any] interface{ recvOps() ringOps[T] }
+
+// Sink is a ring's sending side, as Send takes it: every ring, and the
+// Producer ends of SPSC and Words. Only knit's types implement it.
+type Sink[T any] interface{ sendOps() ringOps[T] }
+
+// Recv is a case that pops an item from src into *dst (dropped if dst is
+// nil). On a single-consumer ring the Select's goroutine is the consumer.
+func Recv[T any](src Source[T], dst *T) Case {
+	if src == nil {
+		panic("knit: Recv from a nil ring")
+	}
+	return Case{&recvCase[T]{src.recvOps(), dst}}
+}
+
+// Send is a case that pushes *v into dst, reading *v when the case fires.
+// On a single-producer ring the Select's goroutine is the producer.
+func Send[T any](dst Sink[T], v *T) Case {
+	if dst == nil || v == nil {
+		panic("knit: Send needs a ring and a value pointer")
+	}
+	return Case{&sendCase[T]{dst.sendOps(), v}}
+}
+
+// RecvChan is a case that receives from ch into *dst (dropped if dst is
+// nil); a closed ch fires it with ErrClosed, and a nil ch never fires.
+func RecvChan[T any](ch <-chan T, dst *T) Case { return Case{&chanRecvCase[T]{ch, dst}} }
+
+// SendChan is a case that sends *v on ch, reading *v as the Select tries
+// it or goes to sleep; a nil ch never fires.
+func SendChan[T any](ch chan<- T, v *T) Case {
+	if v == nil {
+		panic("knit: SendChan needs a value pointer")
+	}
+	return Case{&chanSendCase[T]{ch, v}}
+}
+
+type recvCase[T any] struct {
+	r   ringOps[T]
+	dst *T
+}
+
+func (c *recvCase[T]) try() (bool, error) {
+	v, st := c.r.pop()
+	switch st {
+	case stOK:
+		if c.dst != nil {
+			*c.dst = v
+		}
+		return true, nil
+	case stDrained:
+		return true, ErrClosed
+	}
+	return false, nil
+}
+
+func (c *recvCase[T]) bell() (*bell, uint64) {
+	tail, _ := c.r.indices()
+	return &c.r.bellsOf().notEmpty, tail &^ closedBit
+}
+
+func (c *recvCase[T]) sleepCase() reflect.SelectCase     { return reflect.SelectCase{} }
+func (c *recvCase[T]) deliver(reflect.Value, bool) error { return nil }
+
+type sendCase[T any] struct {
+	r ringOps[T]
+	v *T
+}
+
+func (c *sendCase[T]) try() (bool, error) {
+	switch c.r.push(*c.v) {
+	case stOK:
+		return true, nil
+	case stClosed:
+		return true, ErrClosed
+	}
+	return false, nil
+}
+
+func (c *sendCase[T]) bell() (*bell, uint64) {
+	_, head := c.r.indices()
+	return &c.r.bellsOf().notFull, head
+}
+
+func (c *sendCase[T]) sleepCase() reflect.SelectCase     { return reflect.SelectCase{} }
+func (c *sendCase[T]) deliver(reflect.Value, bool) error { return nil }
+
+type chanRecvCase[T any] struct {
+	ch  <-chan T
+	dst *T
+}
+
+func (c *chanRecvCase[T]) try() (bool, error) {
+	select {
+	case v, ok := <-c.ch:
+		if !ok {
+			return true, ErrClosed
+		}
+		if c.dst != nil {
+			*c.dst = v
+		}
+		return true, nil
+	default:
+		return false, nil
+	}
+}
+
+func (c *chanRecvCase[T]) bell() (*bell, uint64) { return nil, 0 }
+
+func (c *chanRecvCase[T]) sleepCase() reflect.SelectCase {
+	return reflect.SelectCase{Dir: reflect.SelectRecv, Chan: reflect.ValueOf(c.ch)}
+}
+
+func (c *chanRecvCase[T]) deliver(v reflect.Value, ok bool) error {
+	if !ok {
+		return ErrClosed
+	}
+	if c.dst != nil {
+		reflect.ValueOf(c.dst).Elem().Set(v)
+	}
+	return nil
+}
+
+type chanSendCase[T any] struct {
+	ch chan<- T
+	v  *T
+}
+
+func (c *chanSendCase[T]) try() (bool, error) {
+	select {
+	case c.ch <- *c.v:
+		return true, nil
+	default:
+		return false, nil
+	}
+}
+
+func (c *chanSendCase[T]) bell() (*bell, uint64) { return nil, 0 }
+
+func (c *chanSendCase[T]) sleepCase() reflect.SelectCase {
+	return reflect.SelectCase{Dir: reflect.SelectSend, Chan: reflect.ValueOf(c.ch), Send: reflect.ValueOf(c.v).Elem()}
+}
+
+func (c *chanSendCase[T]) deliver(reflect.Value, bool) error { return nil }
+
+// Selector is a Select whose cases and wait state are made once, for a
+// loop: sel.Select(ctx) is Select(ctx, cases...) without the allocation.
+// The cases' destinations and values are the pointers they were made
+// with, read and written at each Select. A Selector is used by one
+// goroutine at a time.
+type Selector struct {
+	cases []Case
+	chans []int // the channel cases' indices
+
+	// Per case, by index: the bell a ring case registers on (nil for a
+	// channel case), its ticket in the current round, and owed: a
+	// Notify of that bell woke this Select (it dequeued the node and
+	// counted it as the sleeper it woke) and the item or room it
+	// announced may still be there for another waiter. Owed is cleared
+	// when a try of that case found nothing (the item went to someone)
+	// or took it; whatever is still owed when Select returns is passed on
+	// with a Notify, so a wake spent on this Select is never lost to the
+	// ring's other waiters.
+	bells   []*bell
+	tickets []Ticket
+	owed    []bool
+
+	// wake is the channel every node of this Selector wakes, buffered 1.
+	// nodes are the wait nodes, one per case (a channel case's is
+	// unused), replaced after a sleep from which a waker had not yet let
+	// go of a node it unlinked (waiter.passed).
+	wake  chan struct{}
+	nodes []waiter
+	sleep []reflect.SelectCase // wake, ctx.Done(), then the channel cases; only with channel cases
+
+	next int // the case the next poll starts at
+}
+
+// NewSelector makes a Selector of cases.
+func NewSelector(cases ...Case) *Selector {
+	s := &Selector{
+		cases:   cases,
+		bells:   make([]*bell, len(cases)),
+		tickets: make([]Ticket, len(cases)),
+		owed:    make([]bool, len(cases)),
+		wake:    make(chan struct{}, 1),
+	}
+	for i, c := range cases {
+		if c.c == nil {
+			panic("knit: Select of a zero Case: make cases with Recv, Send, RecvChan or SendChan")
+		}
+		if b, _ := c.c.bell(); b == nil {
+			s.chans = append(s.chans, i)
+		}
+	}
+	if len(s.chans) > 0 {
+		s.sleep = make([]reflect.SelectCase, 2+len(s.chans))
+		s.sleep[0] = reflect.SelectCase{Dir: reflect.SelectRecv, Chan: reflect.ValueOf(s.wake)}
+		s.sleep[1].Dir = reflect.SelectRecv
+	}
+	return s
+}
+
+// Select is the package's Select over the Selector's cases.
+func (s *Selector) Select(ctx context.Context) (int, error) {
+	if err := ctxErr(ctx); err != nil {
+		return -1, err
+	}
+	start := 0
+	if n := len(s.cases); n > 0 {
+		start = s.next
+		s.next = (s.next + 1) % n
+	}
+	if i, err, ok := s.poll(start); ok {
+		return i, err
+	}
+	if spin := (Park{}).spin(); spin > 0 {
+		b := NewBackoff(spin)
+		for !b.IsCompleted() {
+			b.Snooze()
+			if i, err, ok := s.poll(start); ok {
+				return i, err
+			}
+		}
+	}
+	done := ctx.Done()
+	for {
+		// Register on every ring's bell (W1), then re-check every case
+		// (W2): the Event's protocol, over several Events at once. A bell
+		// that was relaxed is fenced before a re-check that found nothing
+		// is trusted, as Pop does.
+		unfenced := false
+		for i, c := range s.cases {
+			b, pos := c.c.bell()
+			s.bells[i] = b
+			if b == nil {
+				continue
+			}
+			var fenced bool
+			s.tickets[i], fenced = b.prepare(pos)
+			unfenced = unfenced || !fenced
+		}
+		i, err, ok := s.poll(start)
+		if !ok && unfenced {
+			for _, b := range s.bells {
+				if b != nil {
+					b.fence()
+				}
+			}
+			i, err, ok = s.poll(start)
+		}
+		if !ok && done != nil {
+			if cerr := ctx.Err(); cerr != nil {
+				i, err, ok = -1, cerr, true
+			}
+		}
+		if !ok {
+			i, err, ok = s.sleepOnce(ctx, done)
+		} else {
+			for j, b := range s.bells {
+				if b != nil {
+					b.Cancel(s.tickets[j])
+				}
+			}
+		}
+		if ok {
+			s.passOn(i)
+			return i, err
+		}
+	}
+}
+
+// poll tries every case once, from start on, and returns the first that
+// fires. Each case it tries owes nothing after: it took the item or room,
+// or found that someone else had.
+func (s *Selector) poll(start int) (int, error, bool) {
+	n := len(s.cases)
+	for k := range n {
+		i := start + k
+		if i >= n {
+			i -= n
+		}
+		s.owed[i] = false
+		if fired, err := s.cases[i].c.try(); fired {
+			return i, err, true
+		}
+	}
+	return -1, nil, false
+}
+
+// sleepOnce queues a node on every registered bell, unless a Notify came
+// since its ticket, sleeps until a node is woken, a channel case fires
+// or ctx ends, and takes every registration back. It returns a result
+// when a channel case fired or ctx ended, and ok false when the caller
+// should re-check the rings.
+func (s *Selector) sleepOnce(ctx context.Context, done <-chan struct{}) (int, error, bool) {
+	if s.nodes == nil {
+		s.nodes = make([]waiter, len(s.cases))
+	}
+	queued := len(s.cases) // nodes below this index were offered to their bells
+	for i, b := range s.bells {
+		if b == nil {
+			continue
+		}
+		w := &s.nodes[i]
+		w.ch, w.sel = s.wake, true
+		w.passed.Store(false)
+		if !b.enqueue(w, s.tickets[i]) {
+			queued = i
+			break
+		}
+	}
+	chosen, recv, recvOK := -1, reflect.Value{}, false
+	if queued == len(s.cases) {
+		if s.sleep == nil {
+			select {
+			case <-s.wake:
+			case <-done:
+			}
+		} else {
+			s.sleep[1].Chan = reflect.Value{}
+			if done != nil {
+				s.sleep[1].Chan = reflect.ValueOf(done)
+			}
+			for j, ci := range s.chans {
+				s.sleep[2+j] = s.cases[ci].c.sleepCase()
+			}
+			k, v, ok := reflect.Select(s.sleep)
+			if k >= 2 {
+				chosen, recv, recvOK = s.chans[k-2], v, ok
+			}
+		}
+	}
+	reuse := true
+	for i, b := range s.bells {
+		switch {
+		case b == nil:
+		case i < queued:
+			if b.dequeue(&s.nodes[i]) {
+				s.owed[i] = true
+				reuse = reuse && s.nodes[i].passed.Load()
+			}
+		default: // not queued: the enqueue that failed, and those after it
+			b.Cancel(s.tickets[i])
+		}
+	}
+	if !reuse {
+		s.nodes = nil // a waker may still touch one: the garbage collector keeps it for it
+	}
+	select {
+	case <-s.wake: // a token the wake that ended this sleep left, or a later one
+	default:
+	}
+	if chosen >= 0 {
+		return chosen, s.cases[chosen].c.deliver(recv, recvOK), true
+	}
+	if done != nil {
+		if err := ctx.Err(); err != nil {
+			return -1, err, true
+		}
+	}
+	return -1, nil, false
+}
+
+// passOn notifies every bell still owed a wake, but the one whose case
+// fired.
+func (s *Selector) passOn(fired int) {
+	for i, o := range s.owed {
+		if o {
+			s.owed[i] = false
+			if i != fired {
+				s.bells[i].Notify(1)
+			}
+		}
+	}
+}
