@@ -508,3 +508,63 @@ func BenchmarkRingPushPopCtx(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkRingAll: a consumer that ranges over All against one that
+// loops on Pop, on the same SPSC stream, and against ranging over a
+// buffered channel.
+func BenchmarkRingAll(b *testing.B) {
+	run := func(b *testing.B, consume func(q *SPSC[int]) int) {
+		q := NewSPSC[int](1024)
+		cpu := startCPU(b)
+		go func() {
+			tx := q.Producer()
+			for i := range b.N {
+				tx.Push(context.Background(), i)
+			}
+			tx.Close()
+		}()
+		got := consume(q)
+		cpu.stop(b, b.N)
+		if got != b.N {
+			b.Fatalf("%d of %d items", got, b.N)
+		}
+	}
+	b.Run("pop-loop", func(b *testing.B) {
+		run(b, func(q *SPSC[int]) int {
+			n, rx := 0, q.Consumer()
+			for {
+				if _, err := rx.Pop(context.Background()); err != nil {
+					return n
+				}
+				n++
+			}
+		})
+	})
+	b.Run("range-all", func(b *testing.B) {
+		run(b, func(q *SPSC[int]) int {
+			n := 0
+			for range q.Consumer().All(context.Background()) {
+				n++
+			}
+			return n
+		})
+	})
+	b.Run("range-chan", func(b *testing.B) {
+		ch := make(chan int, 1024)
+		cpu := startCPU(b)
+		go func() {
+			for i := range b.N {
+				ch <- i
+			}
+			close(ch)
+		}()
+		n := 0
+		for range ch {
+			n++
+		}
+		cpu.stop(b, b.N)
+		if n != b.N {
+			b.Fatalf("%d of %d items", n, b.N)
+		}
+	})
+}
