@@ -337,7 +337,7 @@ func (s *Selector) Select(ctx context.Context) (int, error) {
 			}
 		}
 		if !ok {
-			i, err, ok = s.sleepOnce(ctx, done)
+			i, err, ok = s.sleepOnce(done)
 		} else {
 			for j, b := range s.bells {
 				if b != nil {
@@ -372,10 +372,10 @@ func (s *Selector) poll(start int) (int, error, bool) {
 
 // sleepOnce queues a node on every registered bell, unless a Notify came
 // since its ticket, sleeps until a node is woken, a channel case fires
-// or ctx ends, and takes every registration back. It returns a result
-// when a channel case fired or ctx ended, and ok false when the caller
-// should re-check the rings.
-func (s *Selector) sleepOnce(ctx context.Context, done <-chan struct{}) (int, error, bool) {
+// or done is closed, and takes every registration back. It returns a
+// result when a channel case fired, and ok false when the caller should
+// re-check the rings and ctx.
+func (s *Selector) sleepOnce(done <-chan struct{}) (int, error, bool) {
 	if s.nodes == nil {
 		s.nodes = make([]waiter, len(s.cases))
 	}
@@ -436,11 +436,8 @@ func (s *Selector) sleepOnce(ctx context.Context, done <-chan struct{}) (int, er
 	if chosen >= 0 {
 		return chosen, s.cases[chosen].c.deliver(recv, recvOK), true
 	}
-	if done != nil {
-		if err := ctx.Err(); err != nil {
-			return -1, err, true
-		}
-	}
+	// Woken by a ring or by ctx: the caller re-checks the rings before it
+	// looks at ctx, so an item that came with the cancellation is taken.
 	return -1, nil, false
 }
 

@@ -87,7 +87,7 @@ func fanInChanSelect(b *testing.B, n int) {
 		}()
 	}
 	got, open := 0, n
-	c := chs // nil channels (beyond n, and closed ones) never fire
+	c := chs                 // nil channels (beyond n, and closed ones) never fire
 	for n == 2 && open > 0 { // two rings: the two-case select a user would write
 		var ok bool
 		var k int

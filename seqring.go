@@ -53,6 +53,10 @@ type seqRing[T any] struct {
 
 	bells doorbells
 
+	// The single side's guard (SPMC's producer, MPSC's consumer): empty,
+	// unless built with knit_checkends.
+	side sideGuard
+
 	// Read-only after construction.
 	slots          []seqSlot[T]
 	mask           uint64
@@ -99,6 +103,10 @@ func (r *seqRing[T]) slot(pos uint64) *seqSlot[T] {
 func (r *seqRing[T]) push(v T) status {
 	var st status
 	if r.singleProducer {
+		if checkEnds {
+			r.side.enter("SPMC", "producer")
+			defer r.side.leave()
+		}
 		st = r.pushSingle(v)
 	} else {
 		st = r.pushMulti(v)
@@ -113,6 +121,10 @@ func (r *seqRing[T]) pop() (T, status) {
 	var v T
 	var st status
 	if r.singleConsumer {
+		if checkEnds {
+			r.side.enter("MPSC", "consumer")
+			defer r.side.leave()
+		}
 		v, st = r.popSingle()
 	} else {
 		v, st = r.popMulti()
@@ -398,6 +410,10 @@ func (r *seqRing[T]) popWait(ctx context.Context) (T, error) {
 }
 
 func (r *seqRing[T]) pushMany(vs []T) int {
+	if checkEnds && r.singleProducer {
+		r.side.enter("SPMC", "producer")
+		defer r.side.leave()
+	}
 	n := r.pushBatch(vs)
 	if n > 0 {
 		r.pushedN(n)
@@ -406,6 +422,10 @@ func (r *seqRing[T]) pushMany(vs []T) int {
 }
 
 func (r *seqRing[T]) popMany(dst []T) int {
+	if checkEnds && r.singleConsumer {
+		r.side.enter("MPSC", "consumer")
+		defer r.side.leave()
+	}
 	n := r.popBatch(dst)
 	if n > 0 {
 		r.poppedN(n)

@@ -52,6 +52,9 @@ type spscCore struct {
 
 	bells doorbells
 
+	// The single sides' guards: empty, unless built with knit_checkends.
+	prodSide, consSide sideGuard
+
 	// Read-only after construction, beside buf.
 	mask       uint64
 	clearSlots bool // T holds pointers: pop clears the slot it took
@@ -73,6 +76,10 @@ func NewSPSC[T any](capacity int, opts ...Option) *SPSC[T] {
 // so nobody reads it until the release store of tail publishes it; the
 // consumer's acquire load of tail then sees the slot's contents.
 func (q *SPSC[T]) push(v T) status {
+	if checkEnds {
+		q.prodSide.enter("SPSC", "producer")
+		defer q.prodSide.leave()
+	}
 	t := q.tail.Load() // our own store: no other writer
 	i := t & q.mask
 	// One compare covers a stale cached head and the closed bit (which
@@ -116,6 +123,10 @@ func (q *SPSC[T]) pushMiss(t uint64) status {
 // holds pointers) before the release store of head hands it back to the
 // producer.
 func (q *SPSC[T]) pop() (T, status) {
+	if checkEnds {
+		q.consSide.enter("SPSC", "consumer")
+		defer q.consSide.leave()
+	}
 	h := q.head.Load() // our own store
 	i := h & q.mask
 	if h == q.tailCache || i >= uint64(len(q.buf)) {
@@ -218,6 +229,10 @@ func (q *SPSC[T]) PopBatch(dst []T) int { return q.popBatch(dst) }
 // pushBatch is push for a prefix of vs, ringing the consumer; the
 // orderings are push's.
 func (q *SPSC[T]) pushBatch(vs []T) int {
+	if checkEnds {
+		q.prodSide.enter("SPSC", "producer")
+		defer q.prodSide.leave()
+	}
 	if len(vs) == 0 {
 		return 0
 	}
@@ -252,6 +267,10 @@ func (q *SPSC[T]) pushBatch(vs []T) int {
 // popBatch is pop for up to len(dst) items, ringing the producer; the
 // orderings are pop's.
 func (q *SPSC[T]) popBatch(dst []T) int {
+	if checkEnds {
+		q.consSide.enter("SPSC", "consumer")
+		defer q.consSide.leave()
+	}
 	if len(dst) == 0 {
 		return 0
 	}

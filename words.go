@@ -34,6 +34,10 @@ func NewWords(capacity int, opts ...Option) *Words {
 // push and pop are the assembly attempts, ringing the other side on
 // success; they make Words a ringCore for the shared blocking loops.
 func (q *Words) push(v uint64) status {
+	if checkEnds {
+		q.r.prodSide.enter("Words", "producer")
+		defer q.r.prodSide.leave()
+	}
 	st := status(wordPush(&q.r, v))
 	if st != stOK {
 		return wordsCheck(st)
@@ -52,6 +56,10 @@ func (q *Words) push(v uint64) status {
 }
 
 func (q *Words) pop() (uint64, status) {
+	if checkEnds {
+		q.r.consSide.enter("Words", "consumer")
+		defer q.r.consSide.leave()
+	}
 	v, st := wordPop(&q.r)
 	if status(st) != stOK {
 		return 0, wordsCheck(status(st))
@@ -130,6 +138,10 @@ func (q *Words) Pop(ctx context.Context) (uint64, error) {
 // PushBatch adds as many of vs as fit, in order, with one store of the
 // index.
 func (q *Words) PushBatch(vs []uint64) int {
+	if checkEnds {
+		q.r.prodSide.enter("Words", "producer")
+		defer q.r.prodSide.leave()
+	}
 	n := int(wordPushBatch(&q.r, vs))
 	if n > 0 && wordsAsm {
 		b := &q.r.bells.notEmpty
@@ -146,6 +158,10 @@ func (q *Words) PushBatch(vs []uint64) int {
 // PopBatch takes up to len(dst) of the oldest items with one store of the
 // index.
 func (q *Words) PopBatch(dst []uint64) int {
+	if checkEnds {
+		q.r.consSide.enter("Words", "consumer")
+		defer q.r.consSide.leave()
+	}
 	n := int(wordPopBatch(&q.r, dst))
 	if n > 0 && wordsAsm {
 		b := &q.r.bells.notFull
