@@ -111,6 +111,18 @@ func scale(n int) int {
 	return n
 }
 
+// askSlack is how far the goroutine count may rise, for a moment, while
+// askers goroutines may each be naming themselves in a wait: by nothing
+// where curg reads the g, by one goroutine each where it starts one to
+// read its creator's id (curgSpawn, the portable build). That goroutine
+// lives for a few microseconds and runs no task.
+func askSlack(askers int) int64 {
+	if curgCheap {
+		return 0
+	}
+	return int64(askers)
+}
+
 // shape is a named pool configuration a test runs on.
 type shape struct {
 	name string

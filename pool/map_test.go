@@ -194,7 +194,8 @@ func TestMapNoGoroutines(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if maxG.Load() > int64(base) {
+	// Only this goroutine waits (in Map).
+	if maxG.Load() > int64(base)+askSlack(1) {
 		t.Fatalf("goroutines rose from %d to %d during Map", base, maxG.Load())
 	}
 }

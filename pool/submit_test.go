@@ -107,9 +107,6 @@ func TestSubmitAllocs(t *testing.T) {
 	if raceEnabled {
 		t.Skip("the race detector allocates")
 	}
-	if !curgCheap {
-		t.Skip("the portable goroutine identity allocates when a wait parks")
-	}
 	eachShape(t, configs(), func(t *testing.T, p *Pool) {
 		ctx := context.Background()
 		static := func() (int, error) { return 3, nil }
