@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/knit-go/knit/internal/emul"
 )
 
 // TestMain arms a watchdog over the whole run, for the tests and examples
@@ -19,7 +21,9 @@ func TestMain(m *testing.M) {
 		os.Exit(m.Run()) // benchmarks take as long as they take
 	}
 	d := 3 * time.Minute
-	if raceEnabled {
+	if raceEnabled || emulated {
+		// Under 10 minutes, go test's default timeout, so that this dump,
+		// which names the run's own watchdog, comes first.
 		d *= 3
 	}
 	timer := time.AfterFunc(d, func() {
@@ -79,6 +83,9 @@ func watchdog(t *testing.T, d time.Duration) {
 	if raceEnabled {
 		d *= 4
 	}
+	if emulated {
+		d *= 5
+	}
 	timer := time.AfterFunc(d, func() {
 		buf := make([]byte, 1<<20)
 		buf = buf[:runtime.Stack(buf, true)]
@@ -87,6 +94,15 @@ func watchdog(t *testing.T, d time.Duration) {
 	})
 	t.Cleanup(func() { timer.Stop() })
 }
+
+// emulated reports that the tests run under user-mode emulation (qemu-user
+// on an x86 host, as CI's arm64 runs do; see internal/emul). There the
+// pool's tests that compute take about ten times as long as natively
+// (TestNestedRecursive 0.04 s natively with -tags purego, 0.42 s under
+// qemu-aarch64; TestGroupRunsAll 0.02 s and 0.18 s), so watchdogs allow
+// five times what they allow natively, which keeps every one at least
+// thirty times what its test took under qemu-aarch64.
+var emulated = emul.StoreLoadBroken()
 
 // eventually polls cond until it holds or d passes.
 func eventually(d time.Duration, cond func() bool) bool {
