@@ -95,6 +95,22 @@ func watchdog(t *testing.T, d time.Duration) {
 	t.Cleanup(func() { timer.Stop() })
 }
 
+// settleParked waits, up to d, for every worker of p to be parked for
+// good, and returns the stats then; ok is false if d passed first. A
+// worker readied by the last call's ring may still show as parked until
+// it runs, wakes and parks again, and a spinning one parks only after its
+// spin: so it waits for two snapshots 20 ms apart to agree, with every
+// worker parked.
+func settleParked(p *Pool, d time.Duration) (s Stats, ok bool) {
+	ok = eventually(d, func() bool {
+		s1 := p.Stats()
+		time.Sleep(20 * time.Millisecond) // the window two snapshots must agree across
+		s = p.Stats()
+		return s1 == s && s.Parked == s.Workers
+	})
+	return s, ok
+}
+
 // emulated reports that the tests run under user-mode emulation (qemu-user
 // on an x86 host, as CI's arm64 runs do; see internal/emul). There the
 // pool's tests that compute take about ten times as long as natively
