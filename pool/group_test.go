@@ -142,7 +142,7 @@ func TestGroupBounded(t *testing.T) {
 			if n := int64(runtime.NumGoroutine()); n > maxG.Load() {
 				maxG.Store(n)
 			}
-			time.Sleep(time.Duration(i%3) * time.Microsecond)
+			time.Sleep(time.Duration(i%3) * time.Microsecond) // tasks of uneven length
 			finished.Add(1)
 			return nil
 		})
@@ -279,6 +279,7 @@ func TestGroupsAndMapsRaceClose(t *testing.T) {
 				}
 			}()
 		}
+		// Close at a random moment; the checks hold at any.
 		time.Sleep(time.Duration(rand.IntN(3000)) * time.Microsecond)
 		if round%2 == 0 {
 			p.Close()

@@ -180,6 +180,7 @@ func TestSubmitExactlyOnce(t *testing.T) {
 				}
 			}()
 		}
+		// Close at a random moment; the accounting holds at any.
 		time.Sleep(time.Duration(rand.IntN(2000)) * time.Microsecond)
 		p.Close()
 		wg.Wait()
