@@ -256,8 +256,9 @@ func BenchmarkCallWait(b *testing.B) {
 }
 
 // BenchmarkIdle is the CPU a started, unloaded pool burns: each op is a
-// 250 ms window with the pool idle after a short burst of calls (a
-// spinning worker has run out its spin before the window opens). The
+// 250 ms window with the pool idle after a short burst of calls (every
+// worker has parked, a spinning one after its spin, before the window
+// opens). The
 // metric is the process's CPU time over wall time, in cores; the
 // "baseline" sub-benchmark is the same window with no pool, so a pool's
 // own cost is its figure minus the baseline's. The bench module's suite
@@ -272,6 +273,13 @@ func BenchmarkIdle(b *testing.B) {
 		}
 		b.ReportMetric(float64(cpuTime()-c0)/float64(time.Since(t0)), "idle-cores")
 	}
+	// The window opens once every worker has parked, spin run out: a
+	// fixed pause would let a loaded machine count the spin as idle CPU.
+	settle := func(b *testing.B, p *Pool) {
+		if _, ok := settleParked(p, 10*time.Second); !ok {
+			b.Fatalf("workers not parked: %+v", p.Stats())
+		}
+	}
 	b.Run("baseline", func(b *testing.B) { measure(b) })
 	for _, w := range []int{1, 2, 4, 8, 15} {
 		b.Run(fmt.Sprintf("w%d", w), func(b *testing.B) {
@@ -281,7 +289,7 @@ func BenchmarkIdle(b *testing.B) {
 			for i := range 100 {
 				tk.Call(i).Wait(context.Background())
 			}
-			time.Sleep(time.Millisecond)
+			settle(b, p)
 			measure(b)
 		})
 	}
@@ -294,7 +302,7 @@ func BenchmarkIdle(b *testing.B) {
 		for i := range 100 {
 			tk.Call(i).Wait(context.Background())
 		}
-		time.Sleep(time.Millisecond)
+		settle(b, p)
 		measure(b)
 	})
 }

@@ -171,6 +171,8 @@ func TestWaitCancel(t *testing.T) {
 	ctx3, cancel3 := context.WithCancel(context.Background())
 	errc := make(chan error)
 	go func() { _, err := f.Wait(ctx3); errc <- err }()
+	// Likely blocked by then; a Wait that starts after the cancel
+	// returns Canceled too, so the sleep makes the case likely, no more.
 	time.Sleep(2 * time.Millisecond)
 	cancel3()
 	if err := <-errc; !errors.Is(err, context.Canceled) {

@@ -142,7 +142,7 @@ func TestGroupBounded(t *testing.T) {
 			if n := int64(runtime.NumGoroutine()); n > maxG.Load() {
 				maxG.Store(n)
 			}
-			time.Sleep(time.Duration(i%3) * time.Microsecond)
+			time.Sleep(time.Duration(i%3) * time.Microsecond) // tasks of uneven length
 			finished.Add(1)
 			return nil
 		})
@@ -156,7 +156,8 @@ func TestGroupBounded(t *testing.T) {
 	if limit := int64(workers * (qs + 1)); maxOut.Load() > limit {
 		t.Fatalf("%d tasks outstanding, more than the %d the queues and workers hold", maxOut.Load(), limit)
 	}
-	if maxG.Load() > int64(base) {
+	// Only this goroutine waits (in Go, while the queues are full).
+	if maxG.Load() > int64(base)+askSlack(1) {
 		t.Fatalf("goroutines rose from %d to %d while the group ran", base, maxG.Load())
 	}
 }
@@ -278,6 +279,7 @@ func TestGroupsAndMapsRaceClose(t *testing.T) {
 				}
 			}()
 		}
+		// Close at a random moment; the checks hold at any.
 		time.Sleep(time.Duration(rand.IntN(3000)) * time.Microsecond)
 		if round%2 == 0 {
 			p.Close()

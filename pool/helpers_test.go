@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/knit-go/knit/internal/emul"
 )
 
 // TestMain arms a watchdog over the whole run, for the tests and examples
@@ -19,7 +21,9 @@ func TestMain(m *testing.M) {
 		os.Exit(m.Run()) // benchmarks take as long as they take
 	}
 	d := 3 * time.Minute
-	if raceEnabled {
+	if raceEnabled || emulated {
+		// Under 10 minutes, go test's default timeout, so that this dump,
+		// which names the run's own watchdog, comes first.
 		d *= 3
 	}
 	timer := time.AfterFunc(d, func() {
@@ -79,6 +83,9 @@ func watchdog(t *testing.T, d time.Duration) {
 	if raceEnabled {
 		d *= 4
 	}
+	if emulated {
+		d *= 5
+	}
 	timer := time.AfterFunc(d, func() {
 		buf := make([]byte, 1<<20)
 		buf = buf[:runtime.Stack(buf, true)]
@@ -87,6 +94,31 @@ func watchdog(t *testing.T, d time.Duration) {
 	})
 	t.Cleanup(func() { timer.Stop() })
 }
+
+// settleParked waits, up to d, for every worker of p to be parked for
+// good, and returns the stats then; ok is false if d passed first. A
+// worker readied by the last call's ring may still show as parked until
+// it runs, wakes and parks again, and a spinning one parks only after its
+// spin: so it waits for two snapshots 20 ms apart to agree, with every
+// worker parked.
+func settleParked(p *Pool, d time.Duration) (s Stats, ok bool) {
+	ok = eventually(d, func() bool {
+		s1 := p.Stats()
+		time.Sleep(20 * time.Millisecond) // the window two snapshots must agree across
+		s = p.Stats()
+		return s1 == s && s.Parked == s.Workers
+	})
+	return s, ok
+}
+
+// emulated reports that the tests run under user-mode emulation (qemu-user
+// on an x86 host, as CI's arm64 runs do; see internal/emul). There the
+// pool's tests that compute take about ten times as long as natively
+// (TestNestedRecursive 0.04 s natively with -tags purego, 0.42 s under
+// qemu-aarch64; TestGroupRunsAll 0.02 s and 0.18 s), so watchdogs allow
+// five times what they allow natively, which keeps every one at least
+// thirty times what its test took under qemu-aarch64.
+var emulated = emul.StoreLoadBroken()
 
 // eventually polls cond until it holds or d passes.
 func eventually(d time.Duration, cond func() bool) bool {
@@ -109,6 +141,18 @@ func scale(n int) int {
 		return max(n/8, 1)
 	}
 	return n
+}
+
+// askSlack is how far the goroutine count may rise, for a moment, while
+// askers goroutines may each be naming themselves in a wait: by nothing
+// where curg reads the g, by one goroutine each where it starts one to
+// read its creator's id (curgSpawn, the portable build). That goroutine
+// lives for a few microseconds and runs no task.
+func askSlack(askers int) int64 {
+	if curgCheap {
+		return 0
+	}
+	return int64(askers)
 }
 
 // shape is a named pool configuration a test runs on.

@@ -207,6 +207,7 @@ func TestNestedWakesOnNewWork(t *testing.T) {
 				<-entered
 				outer := make(chan error, 1)
 				p.Go(func() { outer <- g.Wait() }) // worker 1's queue
+				// Until A is in its wait; the watchdog is the deadline.
 				for p.nested.words[0].Load() == 0 {
 					time.Sleep(100 * time.Microsecond)
 				}
@@ -249,23 +250,36 @@ func TestCloseFromTaskPanics(t *testing.T) {
 	}
 }
 
-// TestNestedCtx: a nested Wait still honours its context.
+// TestNestedCtx: a nested Wait still honours its context. The call it
+// waits for is running on the other worker, blocked until the test lets
+// it go, and nothing is queued: the waiting worker has nothing to help
+// with, parks, and only its context can end the wait. (At one worker the
+// wait would run the call itself, and a running task is never cut short.)
 func TestNestedCtx(t *testing.T) {
 	watchdog(t, 10*time.Second)
-	p := New(Config{Workers: 1})
-	defer p.Close()
-	res := make(chan error, 1)
-	release := make(chan struct{})
-	p.Go(func() {
-		// The call blocks on release, so the wait can end only by ctx.
-		f := Submit(context.Background(), p, func() (int, error) { <-release; return 0, nil })
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Millisecond)
-		defer cancel()
-		go func() { time.Sleep(50 * time.Millisecond); close(release) }()
-		_, err := f.Wait(ctx)
-		res <- err
-	})
-	if err := <-res; !errors.Is(err, context.DeadlineExceeded) && err != nil {
-		t.Fatalf("nested Wait with a deadline: %v", err)
+	for _, c := range []Config{{Workers: 2}, {Workers: 2, NoSteal: true}} {
+		p := New(c)
+		res := make(chan error, 1)
+		started, release := make(chan struct{}), make(chan struct{})
+		if c.NoSteal {
+			p.Go(func() {}) // round-robin: worker 0; the outer task goes to worker 1, its call to worker 0
+		}
+		p.Go(func() {
+			f := Submit(context.Background(), p, func() (int, error) {
+				close(started)
+				<-release
+				return 0, nil
+			})
+			<-started // the call runs on the other worker, so this one is free to wait
+			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Millisecond)
+			defer cancel()
+			_, err := f.Wait(ctx)
+			res <- err
+		})
+		if err := <-res; !errors.Is(err, context.DeadlineExceeded) {
+			t.Errorf("NoSteal %v: nested Wait past its deadline: %v", c.NoSteal, err)
+		}
+		close(release)
+		p.Close()
 	}
 }

@@ -264,7 +264,7 @@ func TestConcurrentClose(t *testing.T) {
 	p := New(Config{Workers: 3})
 	var ran atomic.Int32
 	for range 100 {
-		p.Go(func() { time.Sleep(10 * time.Microsecond); ran.Add(1) })
+		p.Go(func() { time.Sleep(10 * time.Microsecond); ran.Add(1) }) // still running when Close starts, most runs
 	}
 	var wg sync.WaitGroup
 	for range 4 {
@@ -303,16 +303,8 @@ func TestIdleWorkersPark(t *testing.T) {
 			for i := range 50 {
 				tk.Call(i).Wait(context.Background())
 			}
-			// Settle: a worker readied by the last call's ring may still
-			// show as parked until it runs, wakes and parks again. Wait
-			// for two snapshots 20 ms apart to agree with all parked.
-			var before Stats
-			if !eventually(10*time.Second, func() bool {
-				s1 := p.Stats()
-				time.Sleep(20 * time.Millisecond)
-				before = p.Stats()
-				return s1 == before && before.Parked == n
-			}) {
+			before, ok := settleParked(p, 10*time.Second)
+			if !ok {
 				t.Fatalf("workers not parked: %+v", p.Stats())
 			}
 			bell := &p.bell
@@ -322,7 +314,9 @@ func TestIdleWorkersPark(t *testing.T) {
 			if bell.Waiters() == 0 {
 				t.Fatal("parked, but no waiter registered on the doorbell")
 			}
-			// Parked for good: no polling timeout wakes anyone.
+			// Parked for good: no polling timeout wakes anyone. The sleep
+			// is the window watched, not a wait for something to happen:
+			// a loaded machine can shorten what it shows, never fail it.
 			time.Sleep(50 * time.Millisecond)
 			if after := p.Stats(); after != before {
 				t.Fatalf("idle workers woke up: before %+v after %+v", before, after)

@@ -119,7 +119,7 @@ func TestCloseRacesSubmitters(t *testing.T) {
 		tk := NewTask(p, func(x int) int {
 			callRan.Add(1)
 			if x%7 == 0 {
-				time.Sleep(time.Duration(x%3) * time.Microsecond)
+				time.Sleep(time.Duration(x%3) * time.Microsecond) // calls of uneven length
 			}
 			return x + 1
 		})
@@ -167,7 +167,7 @@ func TestCloseRacesSubmitters(t *testing.T) {
 						fs = append(fs, outs...)
 						xs = append(xs, ins...)
 					}
-					if i%16 == 0 {
+					if i%16 == 0 { // jitter: workers park and wake between bursts
 						time.Sleep(time.Duration(rand.IntN(20)) * time.Microsecond)
 					}
 					if i > 1<<16 {
@@ -190,6 +190,7 @@ func TestCloseRacesSubmitters(t *testing.T) {
 				}
 			}()
 		}
+		// Close at a random moment; the accounting holds at any.
 		time.Sleep(time.Duration(rand.IntN(500)) * time.Microsecond)
 		var abandoned int
 		if shutdown {
