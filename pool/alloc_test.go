@@ -32,22 +32,36 @@ func TestZeroAllocs(t *testing.T) {
 			}
 			ins := make([]int, 100)
 			outs := make([]Future[int], 100)
-			if a := testing.AllocsPerRun(50, func() {
-				sq.CallBatch(ins, outs)
-				for _, f := range outs {
-					f.Wait(ctx)
-				}
-			}); a != 0 {
-				t.Errorf("CallBatch(100)+Wait: %v allocs", a)
-			}
 			vs := make([]int, 100)
-			if a := testing.AllocsPerRun(50, func() {
+			// A packet goes back to its free list once the last worker's
+			// entry leaves it, which may follow the last Wait. Under
+			// user-mode emulation the workers lag that far behind batches
+			// sent back to back (measured under qemu-aarch64: 0 allocs
+			// with a 1 ms gap between batches, 1-2 without), so there the
+			// batch counts are not a steady state; the native run checks
+			// them.
+			if emulated {
 				sq.CallBatch(ins, outs)
 				if n, err := WaitAll(ctx, outs, vs); n != 100 || err != nil {
 					t.Fatal(n, err)
 				}
-			}); a != 0 {
-				t.Errorf("CallBatch(100)+WaitAll: %v allocs", a)
+			} else {
+				if a := testing.AllocsPerRun(50, func() {
+					sq.CallBatch(ins, outs)
+					for _, f := range outs {
+						f.Wait(ctx)
+					}
+				}); a != 0 {
+					t.Errorf("CallBatch(100)+Wait: %v allocs", a)
+				}
+				if a := testing.AllocsPerRun(50, func() {
+					sq.CallBatch(ins, outs)
+					if n, err := WaitAll(ctx, outs, vs); n != 100 || err != nil {
+						t.Fatal(n, err)
+					}
+				}); a != 0 {
+					t.Errorf("CallBatch(100)+WaitAll: %v allocs", a)
+				}
 			}
 			f := func() {}
 			if a := testing.AllocsPerRun(500, func() {
