@@ -205,7 +205,8 @@ func (r *result[Out]) poll(gen uint64) (v Out, err error, ok bool) {
 // the pool refused or abandoned the call, or the Submit context's error if
 // the call was given up before it ran. It blocks until the result is
 // ready or ctx ends; on ctx's end it returns ctx.Err() and the Future
-// stays usable. Once a Wait has returned the result, the Future is spent:
+// stays usable. A ctx already done makes Wait return ctx.Err() at once,
+// even with the result ready, as every call with a done ctx in knit does. Once a Wait has returned the result, the Future is spent:
 // later Waits, and a Wait on a copy, return ErrFutureUsed.
 //
 // The worker rings the Future's doorbell only if a Wait is registered on
@@ -216,6 +217,10 @@ func (r *result[Out]) poll(gen uint64) (v Out, err error, ok bool) {
 // a pool whose every worker waits on calls still runs them. A task run
 // that way must not itself wait for the waiting task to finish.
 func (f Future[Out]) Wait(ctx context.Context) (Out, error) {
+	if err := ctx.Err(); err != nil {
+		var zero Out
+		return zero, err // a done ctx does nothing: the Future stays usable
+	}
 	r := f.r
 	if r == nil {
 		var zero Out
@@ -344,6 +349,9 @@ func (f Future[Out]) Done() <-chan struct{} {
 func WaitAll[Out any](ctx context.Context, fs []Future[Out], out []Out) (int, error) {
 	if len(out) < len(fs) {
 		panic(fmt.Sprintf("pool: WaitAll: len(out) is %d, less than len(fs) %d", len(out), len(fs)))
+	}
+	if err := ctx.Err(); err != nil {
+		return 0, err
 	}
 	var held *batchHome // the packet of the last values taken, owed k recycles
 	var k int64

@@ -90,6 +90,11 @@ func (w *worker) helpWait(ctx context.Context, ev *knit.Event, ready func() bool
 		if ready() {
 			return nil
 		}
+		// A done ctx runs no more of the queue: the caller gets ctx.Err()
+		// as promptly as a parked Wait would.
+		if err := ctx.Err(); err != nil {
+			return err
+		}
 		if j := w.next(); j != nil {
 			w.run(j)
 			continue

@@ -518,3 +518,53 @@ func TestSpinNoneStopsWorkerSpin(t *testing.T) {
 		t.Errorf("a pool made under SpinNone with Spin %v resolved it to %v, want 0", budget, q.spin)
 	}
 }
+
+// TestDoneContextDoesNothing: every pool call that takes a ctx does
+// nothing when the ctx is done before the call and returns ctx.Err():
+// GoContext and Submit queue nothing, Map runs nothing, and Future.Wait
+// and WaitAll take no result, even one that is ready, and leave their
+// futures usable.
+func TestDoneContextDoesNothing(t *testing.T) {
+	watchdog(t, 30*time.Second)
+	p := New(Config{Workers: 2})
+	defer p.Close()
+	done, cancel := context.WithCancel(context.Background())
+	cancel()
+	ctx := context.Background()
+	var ran atomic.Int32
+	if err := p.GoContext(done, func() { ran.Add(1) }); !errors.Is(err, context.Canceled) {
+		t.Errorf("GoContext = %v", err)
+	}
+	if _, err := Submit(done, p, func() (int, error) { ran.Add(1); return 1, nil }).Wait(ctx); !errors.Is(err, context.Canceled) {
+		t.Errorf("Submit's Wait = %v", err)
+	}
+	if _, err := Map(done, p, []int{1, 2}, func(x int) (int, error) { ran.Add(1); return x, nil }); !errors.Is(err, context.Canceled) {
+		t.Errorf("Map = %v", err)
+	}
+	sq := NewTask(p, func(x int) int { return x * x })
+	f := sq.Call(3)
+	fs := []Future[int]{sq.Call(4)}
+	if v, err := f.Wait(ctx); v != 9 || err != nil { // the result is ready now
+		t.Fatal(v, err)
+	}
+	f = sq.Call(5)
+	for !eventually(10*time.Second, func() bool { return p.Stats().Completed >= 3 }) {
+		t.Fatal("calls did not complete")
+	}
+	if _, err := f.Wait(done); !errors.Is(err, context.Canceled) {
+		t.Errorf("Wait with a done ctx on a ready result = %v", err)
+	}
+	if v, err := f.Wait(ctx); v != 25 || err != nil {
+		t.Errorf("the Future after a Wait with a done ctx: %d, %v; want it usable", v, err)
+	}
+	out := make([]int, 1)
+	if n, err := WaitAll(done, fs, out); n != 0 || !errors.Is(err, context.Canceled) {
+		t.Errorf("WaitAll with a done ctx = %d, %v", n, err)
+	}
+	if n, err := WaitAll(ctx, fs, out); n != 1 || err != nil || out[0] != 16 {
+		t.Errorf("WaitAll after one with a done ctx = %d, %v, %v", n, err, out)
+	}
+	if n := ran.Load(); n != 0 {
+		t.Errorf("%d functions ran from calls with a done ctx", n)
+	}
+}
