@@ -8,13 +8,19 @@
 // # Which type to pick
 //
 // Rings carry values of any type between goroutines. All of them have the
-// method set of [Queue]: TryPush and TryPop never block, Push and Pop spin
-// briefly and then park until there is room or an item (or ctx ends),
-// PushBatch and PopBatch move many items per index update, and Close
-// stops intake while the consumers drain what was pushed.
+// method set of [Queue]: TryPush and TryPop never block (TrySend and
+// TryRecv say full, empty or closed), Push and Pop spin briefly and then
+// park until there is room or an item (or ctx ends), the batch calls move
+// many items per index update (TrySendBatch and TryRecvBatch report
+// Close; SendBatch and RecvBatch wait), All ranges over a ring as over a
+// channel, and Close stops intake while the consumers drain what was
+// pushed. [Select] waits on several rings of any kind and element type,
+// and on channels, at once, as Go's select does on channels.
 //
 //   - [SPSC]: one producer goroutine, one consumer. Hand each side its end
-//     ([SPSC.Producer], [SPSC.Consumer]) and the compiler keeps them apart.
+//     ([SPSC.Producer], [SPSC.Consumer]): an end has only its side's
+//     calls. The types do not stop two goroutines from sharing one end,
+//     which loses items; the knit_checkends build catches it.
 //     The fastest ring: no locked instruction on its hot path.
 //   - [Words]: an SPSC of uint64 (slot indices, offsets into shared
 //     memory) whose push and pop are assembly.
@@ -43,6 +49,17 @@
 //   - [github.com/knit-go/knit/affinity]: pin a goroutine's thread to CPUs,
 //     and the CPU topology (SMT siblings, cache groups, core types).
 //
+// # A done context
+//
+// A call whose ctx is already done does nothing and returns ctx.Err():
+// Push stores nothing, Pop, RecvBatch, a range over All and Select take
+// nothing, Event.Wait does not wait, and in pool and shm Submit,
+// GoContext, Future.Wait, Map, Send, Recv and the rest neither queue,
+// take nor send. A pipeline started on an expired ctx moves nothing.
+// (Shutdown, which bounds Close by its ctx, closes the pool either way.)
+// The check costs under half a nanosecond with context.Background and
+// TODO, and a call of ctx.Err otherwise.
+//
 // # Spin budgets
 //
 // Every spin budget in knit ([WithSpin], [Park].Spin, pool.Config.Spin,
@@ -62,4 +79,10 @@
 //   - knit_nolinkname: no go:linkname into the runtime; sleepers park on
 //     channels instead of the runtime's semaphore, at about twice the cost
 //     of a parked round trip.
+//   - knit_checkends: each single side (both sides of SPSC and Words,
+//     MPSC's consumer, SPMC's producer) panics when two goroutines are
+//     inside its calls at once, the sharing that loses items. A side
+//     handed from one goroutine to another with synchronisation passes;
+//     a handoff without it is a data race, which -race reports. It costs
+//     two atomic adds per call (BENCHMARKS.md).
 package knit

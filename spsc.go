@@ -8,14 +8,18 @@ import (
 )
 
 // SPSC is a bounded single-producer single-consumer ring. One goroutine
-// pushes and one pops; hand each its end (Producer, Consumer) and the
-// compiler holds them to it, as with directional channels.
+// pushes and one pops; hand each its end (Producer, Consumer), which has
+// only its side's calls, as a directional channel has. What the types do
+// not enforce: an end is a value, and two goroutines that share one (or
+// share the SPSC itself) lose and duplicate items silently; build with
+// -tags knit_checkends to have such sharing panic, and -race reports it
+// too.
 //
 // Each side publishes with a release store and caches the other's index,
 // as rigtorp's SPSCQueue does, so while neither side parks a push or a pop
-// executes no locked instruction. Wait for an SPSC ring with its own Push
-// and Pop: a TryPush is not a sync/atomic store, so an Event of your own
-// cannot watch it (the multi-sided rings' can).
+// executes no locked instruction. Wait for an SPSC ring with its own calls
+// or with Select (Recv, Send): a TryPush is not a sync/atomic store, so an
+// Event of your own cannot watch it (the multi-sided rings' can).
 //
 // Close belongs to the producer: call it from the goroutine that pushes,
 // or after that goroutine has stopped, as a channel is closed by its
