@@ -50,6 +50,12 @@ var (
 	// child, until its back-off (doubling up to 2 s) ends; then one
 	// restart is tried. The error names the last exit status.
 	ErrCrashLoop = errors.New("shm: worker keeps dying")
+	// ErrOutcomeUnknown: a call's ctx ended after its request was sent,
+	// so the handler may have run, may be running, or may yet run; its
+	// answer is dropped. Call's error matches it and the ctx's error
+	// (context.Canceled or context.DeadlineExceeded) both. A ctx error
+	// without it means the request was never sent.
+	ErrOutcomeUnknown = errors.New("shm: request sent, outcome unknown")
 )
 
 // Restart policy: the first restart after a death is immediate (one
@@ -349,13 +355,23 @@ func (w *worker) exitErr() error {
 }
 
 // Call sends req to an idle child, waits for the handler's response and
-// returns a copy of it. It fails with ctx.Err() if ctx ends first (the
-// child's late answer is dropped), ErrWorkerDied if the child dies
+// returns a copy of it. It fails with ErrWorkerDied if the child dies
 // (ErrCorrupt if it breaks the protocol; either way it is restarted at
 // its next use), ErrCrashLoop while a child that keeps dying backs off,
 // ErrTooLarge for a request over Capacity-16 bytes or a response too
 // large for the ring, and ErrClosed after Close.
+//
+// When ctx ends, the error says whether the request was sent:
+//   - ctx.Err() alone: it was not. A ctx already done when Call starts
+//     does nothing and returns ctx.Err(); so does one that ends while
+//     the call waits for an idle child or for room in the ring.
+//   - an error matching both ErrOutcomeUnknown and ctx.Err(): it was,
+//     and the handler may or may not run to completion. The child
+//     stays in service and its late answer is dropped.
 func (ws *Workers) Call(ctx context.Context, req []byte) ([]byte, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
 	if len(req) > ws.maxReq {
 		return nil, fmt.Errorf("%w: %d-byte request, at most %d", ErrTooLarge, len(req), ws.maxReq)
 	}
@@ -372,6 +388,11 @@ func (ws *Workers) Call(ctx context.Context, req []byte) ([]byte, error) {
 	case <-ws.done:
 		return nil, ErrClosed
 	default:
+	}
+	// The select picks at random among ready cases: a ctx that ended
+	// while a worker was idle may have lost to it.
+	if err := ctx.Err(); err != nil {
+		return nil, err
 	}
 	if w.broken || w.hasExited() {
 		var err error
@@ -431,10 +452,11 @@ func (w *worker) call(ctx context.Context, req []byte) ([]byte, error) {
 	if err := w.req.Commit(len(buf)); err != nil {
 		return nil, err
 	}
+	// Sent: from here on, a ctx that ends leaves the outcome unknown.
 	for {
 		msg, err := w.resp.Peek(ctx)
 		if err != nil {
-			return nil, err
+			return nil, sentErr(ctx, err)
 		}
 		if len(msg) < callHeader {
 			return nil, fmt.Errorf("%w: %d-byte response", ErrCorrupt, len(msg))
@@ -447,7 +469,7 @@ func (w *worker) call(ctx context.Context, req []byte) ([]byte, error) {
 				return nil, err
 			}
 			if err := ctx.Err(); err != nil {
-				return nil, err
+				return nil, sentErr(ctx, err)
 			}
 			continue
 		}
@@ -464,6 +486,15 @@ func (w *worker) call(ctx context.Context, req []byte) ([]byte, error) {
 		}
 		return out, nil
 	}
+}
+
+// sentErr is err, from a call whose request was sent, marked
+// ErrOutcomeUnknown if it is ctx's error.
+func sentErr(ctx context.Context, err error) error {
+	if ctxErr := ctx.Err(); ctxErr != nil && errors.Is(err, ctxErr) {
+		return fmt.Errorf("%w: %w", ErrOutcomeUnknown, err)
+	}
+	return err
 }
 
 // Pids returns the process ids of the current children, by slot.

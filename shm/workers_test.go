@@ -6,10 +6,12 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 )
@@ -139,6 +141,96 @@ func TestWorkersCallContext(t *testing.T) {
 	}
 	if out, err := ws.Call(context.Background(), []byte("abc")); err != nil || string(out) != "cba" {
 		t.Fatalf("next call: %q, %v; want \"cba\" (not the late \"slept\")", out, err)
+	}
+}
+
+// A call whose ctx is done before it starts sends nothing: it returns
+// ctx.Err(), and the handler never sees it.
+func TestWorkersCallDoneContext(t *testing.T) {
+	needProcesses(t)
+	const calls = 200
+	var made atomic.Int64
+	watchdog(t, 60*time.Second, func() string { return fmt.Sprintf("%d of %d calls made", made.Load(), calls) })
+	ws := startWorkers(t, 1)
+	if out, err := ws.Call(context.Background(), []byte("count?")); err != nil || string(out) != "0" {
+		t.Fatalf("count before: %q, %v; want \"0\"", out, err)
+	}
+	cancelled, cancel := context.WithCancel(context.Background())
+	cancel()
+	expired, cancel2 := context.WithDeadline(context.Background(), time.Now().Add(-time.Second))
+	defer cancel2()
+	for i := range calls {
+		ctx, want := cancelled, context.Canceled
+		if i%2 == 1 {
+			ctx, want = expired, context.DeadlineExceeded
+		}
+		if _, err := ws.Call(ctx, []byte("count")); !errors.Is(err, want) || errors.Is(err, ErrOutcomeUnknown) {
+			t.Fatalf("call %d: %v, want %v alone (not sent)", i, err, want)
+		}
+		made.Add(1)
+	}
+	out, err := ws.Call(context.Background(), []byte("count?"))
+	if err != nil || string(out) != "0" {
+		t.Errorf("the handler counted %q of %d calls whose ctx was done (%v), want 0", out, calls, err)
+	}
+}
+
+// current is the worker now in slot.
+func (ws *Workers) current(slot int) *worker {
+	ws.mu.Lock()
+	defer ws.mu.Unlock()
+	return ws.all[slot]
+}
+
+// taken reports whether w's child has received every request sent to it
+// and at least one: it is in the handler, or has answered.
+func (w *worker) taken() bool {
+	tail := w.req.tail.Load()
+	return tail != 0 && w.req.head.Load() == tail
+}
+
+// A call whose ctx ends after its request was sent says so: its error
+// matches ErrOutcomeUnknown and the ctx's error. One whose ctx ends
+// while it waits for a busy worker was not sent, and says that. The
+// worker stays in service, and its late answer does not reach the next
+// call.
+func TestWorkersCallCancelledInFlight(t *testing.T) {
+	needProcesses(t)
+	watchdog(t, 60*time.Second)
+	release := filepath.Join(t.TempDir(), "release") // before the workers: removed after their Close
+	ws := startWorkers(t, 1)
+	t.Cleanup(func() { os.WriteFile(release, nil, 0o600) }) // a failed test does not leave the handler blocked
+	w := ws.current(0)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	errc := make(chan error, 1)
+	go func() {
+		_, err := ws.Call(ctx, []byte("block:"+release))
+		errc <- err
+	}()
+	waitFor(t, "the child to take the request", w.taken, w.req.debugState)
+
+	qctx, qcancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+	defer qcancel()
+	if _, err := ws.Call(qctx, []byte("count")); !errors.Is(err, context.DeadlineExceeded) || errors.Is(err, ErrOutcomeUnknown) {
+		t.Errorf("call queued behind a busy worker past its deadline: %v, want context.DeadlineExceeded alone (not sent)", err)
+	}
+
+	cancel()
+	if err := <-errc; !errors.Is(err, ErrOutcomeUnknown) || !errors.Is(err, context.Canceled) {
+		t.Fatalf("call cancelled in the handler: %v, want ErrOutcomeUnknown and context.Canceled", err)
+	}
+	if err := os.WriteFile(release, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if out, err := ws.Call(context.Background(), []byte("abc")); err != nil || string(out) != "cba" {
+		t.Fatalf("next call: %q, %v; want \"cba\" (not the late \"released\")", out, err)
+	}
+	if out, err := ws.Call(context.Background(), []byte("count?")); err != nil || string(out) != "0" {
+		t.Errorf("count: %q, %v; want \"0\": the queued call was not sent", out, err)
+	}
+	if ws.Restarts() != 0 || ws.current(0) != w {
+		t.Errorf("%d restarts, pids %v (was %d): want the same worker, kept in service", ws.Restarts(), ws.Pids(), w.pid)
 	}
 }
 
