@@ -300,9 +300,7 @@ func (w *worker) retire(grace time.Duration) {
 // dying backs off, and with ctx.Err() if ctx ends first.
 func (ws *Workers) respawn(ctx context.Context, w *worker) (*worker, error) {
 	if w.diedAt.IsZero() {
-		w.deaths++
-		w.diedAt = time.Now()
-		w.lastDeath = w.exitErr()
+		w.died(w.exitErr())
 	}
 	wait := time.Until(w.diedAt.Add(restartBackoff(w.deaths)))
 	if w.deaths >= crashLimit && wait > 0 {
@@ -332,9 +330,7 @@ func (ws *Workers) respawn(ctx context.Context, w *worker) (*worker, error) {
 	if err != nil {
 		// A start that fails counts as a death: a command that cannot
 		// start backs off like one that exits at once.
-		w.deaths++
-		w.diedAt = time.Now()
-		w.lastDeath = err
+		w.died(err)
 		return w, err
 	}
 	nw.deaths, nw.lastDeath = w.deaths, w.lastDeath
@@ -411,33 +407,46 @@ func (ws *Workers) Call(ctx context.Context, req []byte) ([]byte, error) {
 	if errors.Is(err, ctx.Err()) || errors.Is(err, ErrTooLarge) {
 		return out, err
 	}
+	return nil, ws.lost(w, err)
+}
+
+// lost takes w out of service after its call failed with err, for
+// anything but the call's ctx or a response too large: the child died
+// or broke the protocol, and is restarted at its next use. It counts
+// the death and returns the call's error (ErrClosed once Close has
+// begun, whatever err was).
+func (ws *Workers) lost(w *worker, err error) error {
 	select {
 	case <-ws.done:
-		return nil, ErrClosed
+		return ErrClosed
 	default:
 	}
 	w.broken = true
 	if errors.Is(err, ErrCorrupt) {
-		w.deaths++
-		w.diedAt = time.Now()
-		w.lastDeath = fmt.Errorf("pid %d: %w", w.pid, err)
-		return nil, fmt.Errorf("shm: worker pid %d: %w", w.pid, err)
+		w.died(fmt.Errorf("pid %d: %w", w.pid, err))
+		return fmt.Errorf("shm: worker pid %d: %w", w.pid, err)
 	}
 	// ErrPeerDead, or ErrClosed from a child on its way out: give the
 	// reaper a moment for the exit status.
 	t := time.NewTimer(time.Second)
-	defer t.Stop()
 	select {
 	case <-w.exited:
 	case <-t.C:
 	}
+	t.Stop()
+	w.died(w.exitErr())
+	if w.hasExited() {
+		return fmt.Errorf("%w: pid %d: %v", ErrWorkerDied, w.pid, w.waitErr)
+	}
+	return fmt.Errorf("%w: pid %d: %v", ErrWorkerDied, w.pid, err)
+}
+
+// died counts a death of the slot's child (or a failed start) in its
+// restart history, with cause as the last one.
+func (w *worker) died(cause error) {
 	w.deaths++
 	w.diedAt = time.Now()
-	w.lastDeath = w.exitErr()
-	if w.hasExited() {
-		return nil, fmt.Errorf("%w: pid %d: %v", ErrWorkerDied, w.pid, w.waitErr)
-	}
-	return nil, fmt.Errorf("%w: pid %d: %v", ErrWorkerDied, w.pid, err)
+	w.lastDeath = cause
 }
 
 func (w *worker) call(ctx context.Context, req []byte) ([]byte, error) {
