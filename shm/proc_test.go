@@ -257,7 +257,7 @@ func TestPeerKilled(t *testing.T) {
 			}
 		}()
 		waitFor(t, "the consumer attached and the ring full", func() bool { return p.PeerPid() != 0 && p.Len() > 1024-120 }, p.debugState)
-		time.Sleep(10 * time.Millisecond)
+		waitAsleep(t, p, p.spaceWait)
 		c.kill(t)
 		t0 := time.Now()
 		if err := <-errc; !errors.Is(err, ErrPeerDead) {

@@ -431,23 +431,23 @@ func TestCloseSemantics(t *testing.T) {
 		}
 	})
 	t.Run("close wakes a blocked Recv", func(t *testing.T) {
-		watchdog(t, 20*time.Second)
 		p, c := pair(t, 1024)
+		watchdog(t, 20*time.Second, c.debugState)
 		c.SetSpin(0)
 		errc := make(chan error, 1)
 		go func() {
 			_, err := c.Recv(ctx, make([]byte, 8))
 			errc <- err
 		}()
-		time.Sleep(20 * time.Millisecond)
+		waitAsleep(t, c, c.dataWait)
 		p.Close()
 		if err := <-errc; !errors.Is(err, ErrClosed) {
 			t.Errorf("blocked Recv: %v, want ErrClosed", err)
 		}
 	})
 	t.Run("close wakes a blocked Send", func(t *testing.T) {
-		watchdog(t, 20*time.Second)
 		p, c := pair(t, 64)
+		watchdog(t, 20*time.Second, p.debugState)
 		p.SetSpin(0)
 		for {
 			ok, err := p.TrySend(make([]byte, 24))
@@ -460,7 +460,7 @@ func TestCloseSemantics(t *testing.T) {
 		}
 		errc := make(chan error, 1)
 		go func() { errc <- p.Send(ctx, make([]byte, 24)) }()
-		time.Sleep(20 * time.Millisecond)
+		waitAsleep(t, p, p.spaceWait)
 		c.Close()
 		if err := <-errc; !errors.Is(err, ErrClosed) {
 			t.Errorf("blocked Send: %v, want ErrClosed", err)
@@ -469,8 +469,8 @@ func TestCloseSemantics(t *testing.T) {
 }
 
 func TestContextEndsBlockedCalls(t *testing.T) {
-	watchdog(t, 20*time.Second)
 	p, c := pair(t, 64)
+	watchdog(t, 20*time.Second, c.debugState)
 	c.SetSpin(0)
 	p.SetSpin(0)
 
@@ -480,7 +480,7 @@ func TestContextEndsBlockedCalls(t *testing.T) {
 		_, err := c.Recv(ctx, make([]byte, 8))
 		errc <- err
 	}()
-	time.Sleep(20 * time.Millisecond)
+	waitAsleep(t, c, c.dataWait)
 	t0 := time.Now()
 	cancel()
 	if err := <-errc; !errors.Is(err, context.Canceled) {
@@ -635,7 +635,8 @@ func TestNoLostWakeup(t *testing.T) {
 	watchdog(t, 60*time.Second)
 	t.Run("plain", func(t *testing.T) { noLostWakeup(t, scale(5000, 1000)) })
 	// With the sleeper paused inside its protocol, so the peer publishes
-	// exactly where a broken protocol would lose the wake.
+	// exactly where a broken protocol would lose the wake. The delay only
+	// makes that interleaving likely; the test holds whatever the timing.
 	parkDelay = func() { time.Sleep(20 * time.Microsecond) }
 	defer func() { parkDelay = nil }()
 	t.Run("delayed", func(t *testing.T) { noLostWakeup(t, scale(1000, 300)) })

@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"runtime"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 )
@@ -147,6 +148,16 @@ func waitCond(what string, d time.Duration, cond func() bool, show func() string
 		time.Sleep(time.Millisecond)
 	}
 	return nil
+}
+
+// waitAsleep waits until a call on r has registered as a sleeper on
+// waiting, one of r's doorbell flags: it is past its spin and its
+// re-check, in the futex sleep or about to enter it (a ring then ends
+// the sleep at once). Nothing else clears the flag but a ring or the
+// call's return, so the wait is for a state, not a moment.
+func waitAsleep(t testing.TB, r *Ring, waiting *atomic.Uint32) {
+	t.Helper()
+	waitFor(t, "a call asleep on the "+r.role.String()+" end", func() bool { return waiting.Load() != 0 }, r.debugState)
 }
 
 // debugState describes the ring's shared words, for a failed wait or a

@@ -91,13 +91,16 @@ func TestWorkersChildKilled(t *testing.T) {
 	needProcesses(t)
 	watchdog(t, 60*time.Second)
 	ws := startWorkers(t, 1)
-	pid := ws.Pids()[0]
+	w := ws.current(0)
+	pid := w.pid
 	errc := make(chan error, 1)
 	go func() {
 		_, err := ws.Call(context.Background(), []byte("sleep:1m"))
 		errc <- err
 	}()
-	time.Sleep(100 * time.Millisecond)
+	// Kill it in the handler: a kill before the call takes the worker
+	// would have the call restart it and wait out the minute.
+	waitFor(t, "the child to take the request", w.taken, w.req.debugState)
 	proc, err := os.FindProcess(pid)
 	if err != nil {
 		t.Fatal(err)
@@ -196,11 +199,11 @@ func (w *worker) taken() bool {
 // call.
 func TestWorkersCallCancelledInFlight(t *testing.T) {
 	needProcesses(t)
-	watchdog(t, 60*time.Second)
 	release := filepath.Join(t.TempDir(), "release") // before the workers: removed after their Close
 	ws := startWorkers(t, 1)
 	t.Cleanup(func() { os.WriteFile(release, nil, 0o600) }) // a failed test does not leave the handler blocked
 	w := ws.current(0)
+	watchdog(t, 60*time.Second, w.req.debugState, w.resp.debugState)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	errc := make(chan error, 1)
@@ -243,12 +246,24 @@ func TestWorkersClose(t *testing.T) {
 	if _, err := ws.Call(context.Background(), []byte("x")); err != nil {
 		t.Fatal(err)
 	}
+	workers := []*worker{ws.current(0), ws.current(1)}
+	var sent [2]uint32
+	for i, w := range workers {
+		sent[i] = w.req.tail.Load()
+	}
 	errc := make(chan error, 1)
 	go func() {
 		_, err := ws.Call(context.Background(), []byte("sleep:200ms"))
 		errc <- err
 	}()
-	time.Sleep(50 * time.Millisecond)
+	waitFor(t, "a child to take the request", func() bool {
+		for i, w := range workers {
+			if tail := w.req.tail.Load(); tail != sent[i] && w.req.head.Load() == tail {
+				return true
+			}
+		}
+		return false
+	}, func() string { return workers[0].req.debugState() + "; " + workers[1].req.debugState() })
 	t0 := time.Now()
 	if err := ws.Close(); err != nil {
 		t.Fatal(err)
