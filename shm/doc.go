@@ -40,6 +40,11 @@
 // (at once for Workers, which reap their children). Builds with the
 // knit_futex_fallback tag poll instead, sleeping 50 µs to 1 ms at a time.
 //
+// A call whose context is already done does nothing and returns
+// ctx.Err(), even when it would not have had to wait: Send sends nothing,
+// Recv and Peek take nothing, Reserve reserves nothing, and Workers.Call
+// sends no request.
+//
 // Closing a Region while other goroutines are inside ring calls on it is
 // safe: they return errors matching ErrClosed, and the memory is unmapped
 // after the last has left.

@@ -48,10 +48,27 @@ func RunTestChild() (code int, ok bool) {
 //	"big"            a response larger than the ring
 //	"print:TEXT"     writes TEXT and a newline to stdout, answers "printed"
 //	"start-workers"  calls StartWorkers, answers "started" or the error
+//	"count"          counts the call, answers the count so far
+//	"count?"         answers the count without counting
+//	"block:PATH"     waits until the file PATH exists (at most a minute),
+//	                 answers "released"
 //	anything else    the request reversed
 func workerHandler(req []byte) []byte {
 	s := string(req)
 	switch {
+	case s == "count":
+		handled++
+		return []byte(strconv.Itoa(handled))
+	case s == "count?":
+		return []byte(strconv.Itoa(handled))
+	case strings.HasPrefix(s, "block:"):
+		for range 60_000 {
+			if _, err := os.Stat(s[6:]); err == nil {
+				break
+			}
+			time.Sleep(time.Millisecond) // polls for the test's release
+		}
+		return []byte("released")
 	case s == "pid":
 		return []byte(strconv.Itoa(os.Getpid()))
 	case strings.HasPrefix(s, "sleep:"):
@@ -81,6 +98,10 @@ func workerHandler(req []byte) []byte {
 	}
 	return out
 }
+
+// handled is what "count" counts, in a worker child: it serves one call
+// at a time.
+var handled int
 
 func envInt(name string, def int) int {
 	if v, err := strconv.Atoi(os.Getenv(name)); err == nil {

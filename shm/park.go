@@ -118,8 +118,7 @@ func (r *Ring) park(ctx context.Context, idx *atomic.Uint32, old uint32, waiting
 		defer stop()
 	}
 	defer waiting.Store(0)
-	poll := pollMin
-	var slept time.Duration // polling mode: time since the last liveness check
+	ps := pollState{poll: pollMin}
 	for {
 		seq := bell.Load()
 		waiting.Store(1)
@@ -137,23 +136,14 @@ func (r *Ring) park(ctx context.Context, idx *atomic.Uint32, old uint32, waiting
 		if parkDelay != nil {
 			parkDelay()
 		}
-		err := knit.FutexWaitShared(bell, seq, parkSlice)
-		switch {
-		case err == nil:
-			// Rung, the bell moved, or a spurious return: re-check.
+		sliceOut, err := sleepStep(bell, seq, &ps)
+		if err != nil {
+			return err
+		}
+		if !sliceOut {
+			// Rung, the bell moved, a spurious return, or one poll:
+			// re-check.
 			continue
-		case errors.Is(err, knit.ErrTimeout):
-			statTimeouts.Add(1)
-		case errors.Is(err, errors.ErrUnsupported):
-			time.Sleep(poll)
-			slept += poll
-			poll = min(2*poll, pollMax)
-			if slept < parkSlice {
-				continue
-			}
-			slept = 0
-		default:
-			return fmt.Errorf("shm: waiting on the ring: %w", err)
 		}
 		if moved() {
 			statLate.Add(1)
@@ -163,6 +153,39 @@ func (r *Ring) park(ctx context.Context, idx *atomic.Uint32, old uint32, waiting
 			return fmt.Errorf("%w: pid %d", ErrPeerDead, pid)
 		}
 	}
+}
+
+// pollState is what a park carries from one sleep step to the next when
+// the build has no process-shared futex and polls instead.
+type pollState struct {
+	poll  time.Duration // the next poll's sleep, from pollMin doubling to pollMax
+	slept time.Duration // time slept since the last slice ran out
+}
+
+// sleepStep sleeps once on bell while it holds seq: until it is rung or
+// the bell moves, or for at most parkSlice; a build without a
+// process-shared futex sleeps one poll instead. It reports whether a
+// slice ran out unrung (polling: a slice's worth of polls), after which
+// the caller checks the peer's liveness.
+func sleepStep(bell *atomic.Uint32, seq uint32, ps *pollState) (sliceOut bool, err error) {
+	err = knit.FutexWaitShared(bell, seq, parkSlice)
+	switch {
+	case err == nil:
+		return false, nil
+	case errors.Is(err, knit.ErrTimeout):
+		statTimeouts.Add(1)
+		return true, nil
+	case errors.Is(err, errors.ErrUnsupported):
+		time.Sleep(ps.poll)
+		ps.slept += ps.poll
+		ps.poll = min(2*ps.poll, pollMax)
+		if ps.slept < parkSlice {
+			return false, nil
+		}
+		ps.slept = 0
+		return true, nil
+	}
+	return false, fmt.Errorf("shm: waiting on the ring: %w", err)
 }
 
 // deadPid is the pid to name in an ErrPeerDead the reaper caused.

@@ -256,8 +256,8 @@ func TestPeerKilled(t *testing.T) {
 				}
 			}
 		}()
-		waitFor(t, func() bool { return p.PeerPid() != 0 && p.Len() > 1024-120 })
-		time.Sleep(10 * time.Millisecond)
+		waitFor(t, "the consumer attached and the ring full", func() bool { return p.PeerPid() != 0 && p.Len() > 1024-120 }, p.debugState)
+		waitAsleep(t, p, p.spaceWait)
 		c.kill(t)
 		t0 := time.Now()
 		if err := <-errc; !errors.Is(err, ErrPeerDead) {
@@ -322,17 +322,6 @@ func TestPeerPidFromHeader(t *testing.T) {
 	}
 }
 
-func waitFor(t *testing.T, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatal("condition not reached in 30 s")
-		}
-		time.Sleep(time.Millisecond)
-	}
-}
-
 // An end whose holder has exited can be attached again; one whose holder
 // lives cannot.
 func TestAttachEndOfDeadHolder(t *testing.T) {
@@ -345,7 +334,7 @@ func TestAttachEndOfDeadHolder(t *testing.T) {
 	}
 	p.SetSpin(knit.NoSpin)
 	c := startChild(t, "stall", region, "KNIT_SHM_TEST_ROLE="+strconv.Itoa(int(Consumer)))
-	waitFor(t, func() bool { return p.PeerPid() == c.cmd.Process.Pid })
+	waitFor(t, "the child attached", func() bool { return p.PeerPid() == c.cmd.Process.Pid }, p.debugState)
 	if err := p.Send(context.Background(), []byte("kept")); err != nil {
 		t.Fatal(err)
 	}

@@ -98,9 +98,20 @@ func closeWhileBlocked(tc string) error {
 	default:
 		return fmt.Errorf("unknown case %q", tc)
 	}
+	// Close once the call is blocked: asleep on its doorbell, or (spin)
+	// inside the mapping, spinning.
+	end, blocked := c, func() bool { return c.dataWait.Load() != 0 }
+	switch tc {
+	case "send", "reserve":
+		end, blocked = p, func() bool { return p.spaceWait.Load() != 0 }
+	case "spin":
+		blocked = func() bool { return c.state.Load() >= stateCall }
+	}
 	errc := make(chan error, 1)
 	go func() { errc <- call() }()
-	time.Sleep(50 * time.Millisecond) // asleep, or spinning, by now
+	if err := waitCond("the call to block", waitDeadline, blocked, end.debugState); err != nil {
+		return err
+	}
 	t0 := time.Now()
 	if err := region.Close(); err != nil {
 		return fmt.Errorf("Close: %v", err)
@@ -246,6 +257,9 @@ func closeStress() error {
 				runtime.Gosched()
 			}
 		})
+		// A random moment to close at, not a wait for a state: every
+		// moment is correct, and the check after the rounds asks only
+		// that the ring ran at all.
 		time.Sleep(time.Duration(rng.IntN(10000)) * time.Microsecond)
 		if round%5 == 0 {
 			c.Close() // an end closed first, then its region

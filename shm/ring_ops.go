@@ -123,8 +123,12 @@ func (r *Ring) TrySend(p []byte) (bool, error) {
 // Send copies p into the ring as one message, waiting while the ring is
 // full: it spins for the spin budget, then sleeps until the consumer
 // makes room, ctx ends (ctx.Err()), either end closes (ErrClosed) or the
-// consumer's process dies (ErrPeerDead).
+// consumer's process dies (ErrPeerDead). With a ctx already done it
+// sends nothing and returns ctx.Err(), even when there is room.
 func (r *Ring) Send(ctx context.Context, p []byte) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
 	if err := r.enter(); err != nil {
 		return err
 	}
@@ -141,7 +145,12 @@ func (r *Ring) Send(ctx context.Context, p []byte) error {
 // the n bytes of the ring where its payload goes, for the caller to fill
 // in place; Commit publishes it. The slice is shared memory the peer can
 // read; it is valid until Commit, or Close of the ring or its region.
+// With a ctx already done it reserves nothing and returns ctx.Err(),
+// even when there is room.
 func (r *Ring) Reserve(ctx context.Context, n int) ([]byte, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
 	if err := r.enter(); err != nil {
 		return nil, err
 	}
@@ -279,8 +288,12 @@ func (r *Ring) take(buf, p []byte, rec uint32) (int, bool, error) {
 // dies (ErrPeerDead) or either end closes (ErrClosed; the producer's
 // Close only after everything it sent has been received). If buf is too
 // short it returns the message's length and ErrShortBuffer, and the
-// message stays in the ring.
+// message stays in the ring. With a ctx already done it takes nothing
+// and returns ctx.Err(), even when a message is there.
 func (r *Ring) Recv(ctx context.Context, buf []byte) (int, error) {
+	if err := ctx.Err(); err != nil {
+		return 0, err
+	}
 	if err := r.enter(); err != nil {
 		return 0, err
 	}
@@ -311,8 +324,12 @@ func (r *Ring) next(ctx context.Context) ([]byte, uint32, error) {
 // stays first in the ring, and Peek returns it again. The slice is shared
 // memory: the producer cannot legitimately write it before Release, but a
 // hostile one could, so copy what you validate. It is valid until
-// Release, or Close of the ring or its region.
+// Release, or Close of the ring or its region. With a ctx already done
+// it returns ctx.Err() and changes nothing, even when a message is there.
 func (r *Ring) Peek(ctx context.Context) ([]byte, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
 	if err := r.enter(); err != nil {
 		return nil, err
 	}

@@ -431,23 +431,23 @@ func TestCloseSemantics(t *testing.T) {
 		}
 	})
 	t.Run("close wakes a blocked Recv", func(t *testing.T) {
-		watchdog(t, 20*time.Second)
 		p, c := pair(t, 1024)
+		watchdog(t, 20*time.Second, c.debugState)
 		c.SetSpin(0)
 		errc := make(chan error, 1)
 		go func() {
 			_, err := c.Recv(ctx, make([]byte, 8))
 			errc <- err
 		}()
-		time.Sleep(20 * time.Millisecond)
+		waitAsleep(t, c, c.dataWait)
 		p.Close()
 		if err := <-errc; !errors.Is(err, ErrClosed) {
 			t.Errorf("blocked Recv: %v, want ErrClosed", err)
 		}
 	})
 	t.Run("close wakes a blocked Send", func(t *testing.T) {
-		watchdog(t, 20*time.Second)
 		p, c := pair(t, 64)
+		watchdog(t, 20*time.Second, p.debugState)
 		p.SetSpin(0)
 		for {
 			ok, err := p.TrySend(make([]byte, 24))
@@ -460,7 +460,7 @@ func TestCloseSemantics(t *testing.T) {
 		}
 		errc := make(chan error, 1)
 		go func() { errc <- p.Send(ctx, make([]byte, 24)) }()
-		time.Sleep(20 * time.Millisecond)
+		waitAsleep(t, p, p.spaceWait)
 		c.Close()
 		if err := <-errc; !errors.Is(err, ErrClosed) {
 			t.Errorf("blocked Send: %v, want ErrClosed", err)
@@ -469,8 +469,8 @@ func TestCloseSemantics(t *testing.T) {
 }
 
 func TestContextEndsBlockedCalls(t *testing.T) {
-	watchdog(t, 20*time.Second)
 	p, c := pair(t, 64)
+	watchdog(t, 20*time.Second, c.debugState)
 	c.SetSpin(0)
 	p.SetSpin(0)
 
@@ -480,7 +480,7 @@ func TestContextEndsBlockedCalls(t *testing.T) {
 		_, err := c.Recv(ctx, make([]byte, 8))
 		errc <- err
 	}()
-	time.Sleep(20 * time.Millisecond)
+	waitAsleep(t, c, c.dataWait)
 	t0 := time.Now()
 	cancel()
 	if err := <-errc; !errors.Is(err, context.Canceled) {
@@ -502,8 +502,86 @@ func TestContextEndsBlockedCalls(t *testing.T) {
 	if err := p.Send(dctx, make([]byte, 24)); !errors.Is(err, context.DeadlineExceeded) {
 		t.Errorf("Send past the deadline: %v", err)
 	}
-	if _, err := c.Peek(dctx); err != nil {
-		t.Errorf("Peek with data and an expired context: %v (data comes first)", err)
+	if _, err := c.Peek(dctx); !errors.Is(err, context.DeadlineExceeded) {
+		t.Errorf("Peek with data and an expired context: %v, want context.DeadlineExceeded (a done ctx does nothing)", err)
+	}
+}
+
+// ringSnapshot is everything a call could change on a pair of ends: the
+// shared words and each end's own state. Single goroutine only.
+func ringSnapshot(p, c *Ring) string {
+	return fmt.Sprintf("%s | producer pos %d peer %d resv %v | consumer pos %d peer %d peeked %d | rings %d",
+		p.debugState(), p.pos, p.peer, p.resv, c.pos, c.peer, c.peeked, statRings.Load())
+}
+
+// A call whose ctx is already done does nothing and returns ctx.Err(),
+// even where it would succeed at once. (Workers.Call:
+// TestWorkersCallDoneContext.)
+func TestDoneContext(t *testing.T) {
+	cancelled, cancel := context.WithCancel(context.Background())
+	cancel()
+	expired, cancel2 := context.WithDeadline(context.Background(), time.Now().Add(-time.Second))
+	defer cancel2()
+	bg := context.Background()
+	for _, tc := range []struct {
+		name  string
+		setup func(t *testing.T, p, c *Ring)
+		call  func(ctx context.Context, p, c *Ring) error
+	}{
+		{"Send, room", nil, func(ctx context.Context, p, c *Ring) error { return p.Send(ctx, []byte("x")) }},
+		{"Reserve, room", nil, func(ctx context.Context, p, c *Ring) error { _, err := p.Reserve(ctx, 8); return err }},
+		{"Recv, a message there", sendOne, func(ctx context.Context, p, c *Ring) error {
+			_, err := c.Recv(ctx, make([]byte, 64))
+			return err
+		}},
+		{"Peek, a message there", sendOne, func(ctx context.Context, p, c *Ring) error { _, err := c.Peek(ctx); return err }},
+		{"Peek, a message peeked", func(t *testing.T, p, c *Ring) {
+			sendOne(t, p, c)
+			if _, err := c.Peek(bg); err != nil {
+				t.Fatal(err)
+			}
+		}, func(ctx context.Context, p, c *Ring) error { _, err := c.Peek(ctx); return err }},
+	} {
+		for _, ctx := range []context.Context{cancelled, expired} {
+			t.Run(fmt.Sprintf("%s/%v", tc.name, ctx.Err()), func(t *testing.T) {
+				p, c := pair(t, 1024)
+				if tc.setup != nil {
+					tc.setup(t, p, c)
+				}
+				before := ringSnapshot(p, c)
+				if err := tc.call(ctx, p, c); err != ctx.Err() {
+					t.Errorf("%v, want %v", err, ctx.Err())
+				}
+				if after := ringSnapshot(p, c); after != before {
+					t.Errorf("the call changed the ring:\nbefore %s\nafter  %s", before, after)
+				}
+				// And the ends work on: what was there is still there.
+				if err := p.Send(bg, []byte("after")); err != nil {
+					t.Fatalf("Send after: %v", err)
+				}
+				if c.peeked != 0 {
+					if err := c.Release(); err != nil {
+						t.Fatalf("Release of the earlier Peek: %v", err)
+					}
+				} else if tc.setup != nil {
+					buf := make([]byte, 64)
+					if n, err := c.Recv(bg, buf); err != nil || string(buf[:n]) != "one" {
+						t.Fatalf("Recv after: %q, %v; want the message sent before", buf[:n], err)
+					}
+				}
+				buf := make([]byte, 64)
+				if n, err := c.Recv(bg, buf); err != nil || string(buf[:n]) != "after" {
+					t.Fatalf("Recv after: %q, %v; want \"after\"", buf[:n], err)
+				}
+			})
+		}
+	}
+}
+
+func sendOne(t *testing.T, p, c *Ring) {
+	t.Helper()
+	if err := p.Send(context.Background(), []byte("one")); err != nil {
+		t.Fatal(err)
 	}
 }
 
@@ -557,7 +635,8 @@ func TestNoLostWakeup(t *testing.T) {
 	watchdog(t, 60*time.Second)
 	t.Run("plain", func(t *testing.T) { noLostWakeup(t, scale(5000, 1000)) })
 	// With the sleeper paused inside its protocol, so the peer publishes
-	// exactly where a broken protocol would lose the wake.
+	// exactly where a broken protocol would lose the wake. The delay only
+	// makes that interleaving likely; the test holds whatever the timing.
 	parkDelay = func() { time.Sleep(20 * time.Microsecond) }
 	defer func() { parkDelay = nil }()
 	t.Run("delayed", func(t *testing.T) { noLostWakeup(t, scale(1000, 300)) })

@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"runtime"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 )
@@ -100,16 +101,77 @@ func (c *child) kill(t testing.TB) {
 }
 
 // watchdog fails the whole test binary, with every goroutine's stack,
-// if the test is still running after d: a hang becomes a failure.
-func watchdog(t testing.TB, d time.Duration) {
+// if the test is still running after d: a hang becomes a failure. Each
+// show, run on the watchdog's goroutine (so it may read only what is
+// safe to read concurrently: atomics, channels' lengths), adds a line
+// of the test's state.
+func watchdog(t testing.TB, d time.Duration, show ...func() string) {
 	name := t.Name()
 	timer := time.AfterFunc(d, func() {
 		buf := make([]byte, 1<<20)
 		buf = buf[:runtime.Stack(buf, true)]
-		fmt.Fprintf(os.Stderr, "watchdog: %s still running after %v\n%s\n", name, d, buf)
+		fmt.Fprintf(os.Stderr, "watchdog: %s still running after %v\n", name, d)
+		for _, f := range show {
+			fmt.Fprintf(os.Stderr, "watchdog: %s\n", f())
+		}
+		fmt.Fprintf(os.Stderr, "%s\n", buf)
 		panic("watchdog: " + name + " hung")
 	})
 	t.Cleanup(func() { timer.Stop() })
+}
+
+// waitDeadline bounds a wait for a condition in the tests: long enough
+// for a loaded machine and the race detector, short of the watchdogs.
+const waitDeadline = 30 * time.Second
+
+// waitFor waits until cond holds, polling, and fails the test after
+// waitDeadline, naming what it waited for and show's account of the
+// state then (show may be nil).
+func waitFor(t testing.TB, what string, cond func() bool, show func() string) {
+	t.Helper()
+	if err := waitCond(what, waitDeadline, cond, show); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// waitCond is waitFor for a child process, which has no testing.T.
+func waitCond(what string, d time.Duration, cond func() bool, show func() string) error {
+	deadline := time.Now().Add(d)
+	for !cond() {
+		if time.Now().After(deadline) {
+			state := ""
+			if show != nil {
+				state = "; " + show()
+			}
+			return fmt.Errorf("waited %v for %s%s", d, what, state)
+		}
+		time.Sleep(time.Millisecond)
+	}
+	return nil
+}
+
+// waitAsleep waits until a call on r has registered as a sleeper on
+// waiting, one of r's doorbell flags: it is past its spin and its
+// re-check, in the futex sleep or about to enter it (a ring then ends
+// the sleep at once). Nothing else clears the flag but a ring or the
+// call's return, so the wait is for a state, not a moment.
+func waitAsleep(t testing.TB, r *Ring, waiting *atomic.Uint32) {
+	t.Helper()
+	waitFor(t, "a call asleep on the "+r.role.String()+" end", func() bool { return waiting.Load() != 0 }, r.debugState)
+}
+
+// debugState describes the ring's shared words, for a failed wait or a
+// watchdog. It reads only atomics, inside the mapping as any call does,
+// so any goroutine may call it while the ends are in use.
+func (r *Ring) debugState() string {
+	if err := r.enter(); err != nil {
+		return fmt.Sprintf("%v end: %v", r.role, err)
+	}
+	defer r.leave()
+	return fmt.Sprintf("%v end: tail %d head %d (%d bytes in flight), data waiter %d bell %d, space waiter %d bell %d, closed word %d, end state %#x",
+		r.role, r.tail.Load(), r.head.Load(), r.tail.Load()-r.head.Load(),
+		r.dataWait.Load(), r.dataBell.Load(), r.spaceWait.Load(), r.spaceBell.Load(),
+		r.closedW.Load(), r.state.Load())
 }
 
 // scale picks a message count: full, or short under -short and the race

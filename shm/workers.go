@@ -50,6 +50,12 @@ var (
 	// child, until its back-off (doubling up to 2 s) ends; then one
 	// restart is tried. The error names the last exit status.
 	ErrCrashLoop = errors.New("shm: worker keeps dying")
+	// ErrOutcomeUnknown: a call's ctx ended after its request was sent,
+	// so the handler may have run, may be running, or may yet run; its
+	// answer is dropped. Call's error matches it and the ctx's error
+	// (context.Canceled or context.DeadlineExceeded) both. A ctx error
+	// without it means the request was never sent.
+	ErrOutcomeUnknown = errors.New("shm: request sent, outcome unknown")
 )
 
 // Restart policy: the first restart after a death is immediate (one
@@ -294,9 +300,7 @@ func (w *worker) retire(grace time.Duration) {
 // dying backs off, and with ctx.Err() if ctx ends first.
 func (ws *Workers) respawn(ctx context.Context, w *worker) (*worker, error) {
 	if w.diedAt.IsZero() {
-		w.deaths++
-		w.diedAt = time.Now()
-		w.lastDeath = w.exitErr()
+		w.died(w.exitErr())
 	}
 	wait := time.Until(w.diedAt.Add(restartBackoff(w.deaths)))
 	if w.deaths >= crashLimit && wait > 0 {
@@ -326,9 +330,7 @@ func (ws *Workers) respawn(ctx context.Context, w *worker) (*worker, error) {
 	if err != nil {
 		// A start that fails counts as a death: a command that cannot
 		// start backs off like one that exits at once.
-		w.deaths++
-		w.diedAt = time.Now()
-		w.lastDeath = err
+		w.died(err)
 		return w, err
 	}
 	nw.deaths, nw.lastDeath = w.deaths, w.lastDeath
@@ -349,13 +351,23 @@ func (w *worker) exitErr() error {
 }
 
 // Call sends req to an idle child, waits for the handler's response and
-// returns a copy of it. It fails with ctx.Err() if ctx ends first (the
-// child's late answer is dropped), ErrWorkerDied if the child dies
+// returns a copy of it. It fails with ErrWorkerDied if the child dies
 // (ErrCorrupt if it breaks the protocol; either way it is restarted at
 // its next use), ErrCrashLoop while a child that keeps dying backs off,
 // ErrTooLarge for a request over Capacity-16 bytes or a response too
 // large for the ring, and ErrClosed after Close.
+//
+// When ctx ends, the error says whether the request was sent:
+//   - ctx.Err() alone: it was not. A ctx already done when Call starts
+//     does nothing and returns ctx.Err(); so does one that ends while
+//     the call waits for an idle child or for room in the ring.
+//   - an error matching both ErrOutcomeUnknown and ctx.Err(): it was,
+//     and the handler may or may not run to completion. The child
+//     stays in service and its late answer is dropped.
 func (ws *Workers) Call(ctx context.Context, req []byte) ([]byte, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
 	if len(req) > ws.maxReq {
 		return nil, fmt.Errorf("%w: %d-byte request, at most %d", ErrTooLarge, len(req), ws.maxReq)
 	}
@@ -372,6 +384,11 @@ func (ws *Workers) Call(ctx context.Context, req []byte) ([]byte, error) {
 	case <-ws.done:
 		return nil, ErrClosed
 	default:
+	}
+	// The select picks at random among ready cases: a ctx that ended
+	// while a worker was idle may have lost to it.
+	if err := ctx.Err(); err != nil {
+		return nil, err
 	}
 	if w.broken || w.hasExited() {
 		var err error
@@ -390,33 +407,46 @@ func (ws *Workers) Call(ctx context.Context, req []byte) ([]byte, error) {
 	if errors.Is(err, ctx.Err()) || errors.Is(err, ErrTooLarge) {
 		return out, err
 	}
+	return nil, ws.lost(w, err)
+}
+
+// lost takes w out of service after its call failed with err, for
+// anything but the call's ctx or a response too large: the child died
+// or broke the protocol, and is restarted at its next use. It counts
+// the death and returns the call's error (ErrClosed once Close has
+// begun, whatever err was).
+func (ws *Workers) lost(w *worker, err error) error {
 	select {
 	case <-ws.done:
-		return nil, ErrClosed
+		return ErrClosed
 	default:
 	}
 	w.broken = true
 	if errors.Is(err, ErrCorrupt) {
-		w.deaths++
-		w.diedAt = time.Now()
-		w.lastDeath = fmt.Errorf("pid %d: %w", w.pid, err)
-		return nil, fmt.Errorf("shm: worker pid %d: %w", w.pid, err)
+		w.died(fmt.Errorf("pid %d: %w", w.pid, err))
+		return fmt.Errorf("shm: worker pid %d: %w", w.pid, err)
 	}
 	// ErrPeerDead, or ErrClosed from a child on its way out: give the
 	// reaper a moment for the exit status.
 	t := time.NewTimer(time.Second)
-	defer t.Stop()
 	select {
 	case <-w.exited:
 	case <-t.C:
 	}
+	t.Stop()
+	w.died(w.exitErr())
+	if w.hasExited() {
+		return fmt.Errorf("%w: pid %d: %v", ErrWorkerDied, w.pid, w.waitErr)
+	}
+	return fmt.Errorf("%w: pid %d: %v", ErrWorkerDied, w.pid, err)
+}
+
+// died counts a death of the slot's child (or a failed start) in its
+// restart history, with cause as the last one.
+func (w *worker) died(cause error) {
 	w.deaths++
 	w.diedAt = time.Now()
-	w.lastDeath = w.exitErr()
-	if w.hasExited() {
-		return nil, fmt.Errorf("%w: pid %d: %v", ErrWorkerDied, w.pid, w.waitErr)
-	}
-	return nil, fmt.Errorf("%w: pid %d: %v", ErrWorkerDied, w.pid, err)
+	w.lastDeath = cause
 }
 
 func (w *worker) call(ctx context.Context, req []byte) ([]byte, error) {
@@ -431,10 +461,11 @@ func (w *worker) call(ctx context.Context, req []byte) ([]byte, error) {
 	if err := w.req.Commit(len(buf)); err != nil {
 		return nil, err
 	}
+	// Sent: from here on, a ctx that ends leaves the outcome unknown.
 	for {
 		msg, err := w.resp.Peek(ctx)
 		if err != nil {
-			return nil, err
+			return nil, sentErr(ctx, err)
 		}
 		if len(msg) < callHeader {
 			return nil, fmt.Errorf("%w: %d-byte response", ErrCorrupt, len(msg))
@@ -447,7 +478,7 @@ func (w *worker) call(ctx context.Context, req []byte) ([]byte, error) {
 				return nil, err
 			}
 			if err := ctx.Err(); err != nil {
-				return nil, err
+				return nil, sentErr(ctx, err)
 			}
 			continue
 		}
@@ -464,6 +495,15 @@ func (w *worker) call(ctx context.Context, req []byte) ([]byte, error) {
 		}
 		return out, nil
 	}
+}
+
+// sentErr is err, from a call whose request was sent, marked
+// ErrOutcomeUnknown if it is ctx's error.
+func sentErr(ctx context.Context, err error) error {
+	if ctxErr := ctx.Err(); ctxErr != nil && errors.Is(err, ctxErr) {
+		return fmt.Errorf("%w: %w", ErrOutcomeUnknown, err)
+	}
+	return err
 }
 
 // Pids returns the process ids of the current children, by slot.

@@ -6,10 +6,12 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 )
@@ -89,13 +91,16 @@ func TestWorkersChildKilled(t *testing.T) {
 	needProcesses(t)
 	watchdog(t, 60*time.Second)
 	ws := startWorkers(t, 1)
-	pid := ws.Pids()[0]
+	w := ws.current(0)
+	pid := w.pid
 	errc := make(chan error, 1)
 	go func() {
 		_, err := ws.Call(context.Background(), []byte("sleep:1m"))
 		errc <- err
 	}()
-	time.Sleep(100 * time.Millisecond)
+	// Kill it in the handler: a kill before the call takes the worker
+	// would have the call restart it and wait out the minute.
+	waitFor(t, "the child to take the request", w.taken, w.req.debugState)
 	proc, err := os.FindProcess(pid)
 	if err != nil {
 		t.Fatal(err)
@@ -142,6 +147,96 @@ func TestWorkersCallContext(t *testing.T) {
 	}
 }
 
+// A call whose ctx is done before it starts sends nothing: it returns
+// ctx.Err(), and the handler never sees it.
+func TestWorkersCallDoneContext(t *testing.T) {
+	needProcesses(t)
+	const calls = 200
+	var made atomic.Int64
+	watchdog(t, 60*time.Second, func() string { return fmt.Sprintf("%d of %d calls made", made.Load(), calls) })
+	ws := startWorkers(t, 1)
+	if out, err := ws.Call(context.Background(), []byte("count?")); err != nil || string(out) != "0" {
+		t.Fatalf("count before: %q, %v; want \"0\"", out, err)
+	}
+	cancelled, cancel := context.WithCancel(context.Background())
+	cancel()
+	expired, cancel2 := context.WithDeadline(context.Background(), time.Now().Add(-time.Second))
+	defer cancel2()
+	for i := range calls {
+		ctx, want := cancelled, context.Canceled
+		if i%2 == 1 {
+			ctx, want = expired, context.DeadlineExceeded
+		}
+		if _, err := ws.Call(ctx, []byte("count")); !errors.Is(err, want) || errors.Is(err, ErrOutcomeUnknown) {
+			t.Fatalf("call %d: %v, want %v alone (not sent)", i, err, want)
+		}
+		made.Add(1)
+	}
+	out, err := ws.Call(context.Background(), []byte("count?"))
+	if err != nil || string(out) != "0" {
+		t.Errorf("the handler counted %q of %d calls whose ctx was done (%v), want 0", out, calls, err)
+	}
+}
+
+// current is the worker now in slot.
+func (ws *Workers) current(slot int) *worker {
+	ws.mu.Lock()
+	defer ws.mu.Unlock()
+	return ws.all[slot]
+}
+
+// taken reports whether w's child has received every request sent to it
+// and at least one: it is in the handler, or has answered.
+func (w *worker) taken() bool {
+	tail := w.req.tail.Load()
+	return tail != 0 && w.req.head.Load() == tail
+}
+
+// A call whose ctx ends after its request was sent says so: its error
+// matches ErrOutcomeUnknown and the ctx's error. One whose ctx ends
+// while it waits for a busy worker was not sent, and says that. The
+// worker stays in service, and its late answer does not reach the next
+// call.
+func TestWorkersCallCancelledInFlight(t *testing.T) {
+	needProcesses(t)
+	release := filepath.Join(t.TempDir(), "release") // before the workers: removed after their Close
+	ws := startWorkers(t, 1)
+	t.Cleanup(func() { os.WriteFile(release, nil, 0o600) }) // a failed test does not leave the handler blocked
+	w := ws.current(0)
+	watchdog(t, 60*time.Second, w.req.debugState, w.resp.debugState)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	errc := make(chan error, 1)
+	go func() {
+		_, err := ws.Call(ctx, []byte("block:"+release))
+		errc <- err
+	}()
+	waitFor(t, "the child to take the request", w.taken, w.req.debugState)
+
+	qctx, qcancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+	defer qcancel()
+	if _, err := ws.Call(qctx, []byte("count")); !errors.Is(err, context.DeadlineExceeded) || errors.Is(err, ErrOutcomeUnknown) {
+		t.Errorf("call queued behind a busy worker past its deadline: %v, want context.DeadlineExceeded alone (not sent)", err)
+	}
+
+	cancel()
+	if err := <-errc; !errors.Is(err, ErrOutcomeUnknown) || !errors.Is(err, context.Canceled) {
+		t.Fatalf("call cancelled in the handler: %v, want ErrOutcomeUnknown and context.Canceled", err)
+	}
+	if err := os.WriteFile(release, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if out, err := ws.Call(context.Background(), []byte("abc")); err != nil || string(out) != "cba" {
+		t.Fatalf("next call: %q, %v; want \"cba\" (not the late \"released\")", out, err)
+	}
+	if out, err := ws.Call(context.Background(), []byte("count?")); err != nil || string(out) != "0" {
+		t.Errorf("count: %q, %v; want \"0\": the queued call was not sent", out, err)
+	}
+	if ws.Restarts() != 0 || ws.current(0) != w {
+		t.Errorf("%d restarts, pids %v (was %d): want the same worker, kept in service", ws.Restarts(), ws.Pids(), w.pid)
+	}
+}
+
 // Close ends the children (they exit 0 once their rings close) and fails
 // later calls.
 func TestWorkersClose(t *testing.T) {
@@ -151,12 +246,24 @@ func TestWorkersClose(t *testing.T) {
 	if _, err := ws.Call(context.Background(), []byte("x")); err != nil {
 		t.Fatal(err)
 	}
+	workers := []*worker{ws.current(0), ws.current(1)}
+	var sent [2]uint32
+	for i, w := range workers {
+		sent[i] = w.req.tail.Load()
+	}
 	errc := make(chan error, 1)
 	go func() {
 		_, err := ws.Call(context.Background(), []byte("sleep:200ms"))
 		errc <- err
 	}()
-	time.Sleep(50 * time.Millisecond)
+	waitFor(t, "a child to take the request", func() bool {
+		for i, w := range workers {
+			if tail := w.req.tail.Load(); tail != sent[i] && w.req.head.Load() == tail {
+				return true
+			}
+		}
+		return false
+	}, func() string { return workers[0].req.debugState() + "; " + workers[1].req.debugState() })
 	t0 := time.Now()
 	if err := ws.Close(); err != nil {
 		t.Fatal(err)
@@ -182,16 +289,29 @@ func TestWorkersClose(t *testing.T) {
 	}
 }
 
-// crashLoop calls req on a single worker for d and returns the errors
-// seen, by kind, and the restarts made.
-func crashLoop(t *testing.T, ws *Workers, req string, d time.Duration) (died, looping int, last error) {
+// crashLoop calls req on a single worker until a call fails with
+// ErrCrashLoop, and then for d more. It returns the restarts made before
+// the first ErrCrashLoop and during d, the errors seen, by kind, and the
+// last ErrCrashLoop. How long the deaths take to reach the loop depends
+// on how fast the machine starts a child, so that part has a deadline,
+// not a window; only the back-off that follows is timed.
+func crashLoop(t *testing.T, ws *Workers, req string, d time.Duration) (before, during, died, looping int, last error) {
 	t.Helper()
-	for t0 := time.Now(); time.Since(t0) < d; {
+	deadline := time.Now().Add(waitDeadline)
+	var end time.Time // zero until the first ErrCrashLoop
+	for end.IsZero() || time.Now().Before(end) {
+		if end.IsZero() && time.Now().After(deadline) {
+			t.Fatalf("call %q: no ErrCrashLoop in %v; %d restarts, %d ErrWorkerDied", req, waitDeadline, ws.Restarts(), died)
+		}
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		_, err := ws.Call(ctx, []byte(req))
 		cancel()
 		switch {
 		case errors.Is(err, ErrCrashLoop):
+			if end.IsZero() {
+				before = ws.Restarts()
+				end = time.Now().Add(d)
+			}
 			looping++
 			last = err
 			time.Sleep(time.Millisecond) // a caller that retries at once
@@ -201,7 +321,7 @@ func crashLoop(t *testing.T, ws *Workers, req string, d time.Duration) (died, lo
 			t.Fatalf("call %q: %v, want ErrWorkerDied or ErrCrashLoop", req, err)
 		}
 	}
-	return died, looping, last
+	return before, ws.Restarts() - before, died, looping, last
 }
 
 // A worker command that exits before it serves, and a handler that
@@ -210,10 +330,24 @@ func crashLoop(t *testing.T, ws *Workers, req string, d time.Duration) (died, lo
 // the worker keeps dying.
 func TestWorkersCrashLoop(t *testing.T) {
 	needProcesses(t)
-	watchdog(t, 60*time.Second)
-	// Five deaths in a row, then restarts 80, 160, 320 and 640 ms apart:
-	// about nine starts in 1.5 s. One per call would be dozens.
-	const window, maxRestarts = 1500 * time.Millisecond, 12
+	watchdog(t, 3*time.Minute)
+	// Five deaths in a row (four restarts), then ErrCrashLoop, and
+	// restarts 80, 160, 320 and 640 ms apart: four in the 1.5 s after the
+	// first ErrCrashLoop, fewer on a slow machine. One per call would be
+	// hundreds.
+	const window, maxRestarts = 1500 * time.Millisecond, 6
+	check := func(t *testing.T, ws *Workers, req string) error {
+		before, during, died, looping, last := crashLoop(t, ws, req, window)
+		t.Logf("%d restarts to the first ErrCrashLoop, %d in the %v after; %d ErrWorkerDied, %d ErrCrashLoop; last: %v",
+			before, during, window, died, looping, last)
+		if before != crashLimit-1 {
+			t.Errorf("%d restarts before the first ErrCrashLoop, want %d", before, crashLimit-1)
+		}
+		if during > maxRestarts {
+			t.Errorf("%d restarts in the %v after the first ErrCrashLoop, want at most %d", during, window, maxRestarts)
+		}
+		return last
+	}
 	t.Run("command exits at once", func(t *testing.T) {
 		ws, err := StartWorkers(WorkerConfig{
 			Capacity: 1 << 12,
@@ -223,24 +357,17 @@ func TestWorkersCrashLoop(t *testing.T) {
 			t.Fatal(err)
 		}
 		defer ws.Close()
-		died, looping, last := crashLoop(t, ws, "x", window)
-		t.Logf("%d restarts, %d ErrWorkerDied, %d ErrCrashLoop; last: %v", ws.Restarts(), died, looping, last)
-		if ws.Restarts() > maxRestarts {
-			t.Errorf("%d restarts in %v, want at most %d", ws.Restarts(), window, maxRestarts)
-		}
-		if looping == 0 || !strings.Contains(last.Error(), "exit status 3") {
-			t.Errorf("no ErrCrashLoop naming the exit status; last: %v", last)
+		watchdog(t, 90*time.Second, func() string { return fmt.Sprintf("%d restarts", ws.Restarts()) })
+		if last := check(t, ws, "x"); !strings.Contains(last.Error(), "exit status 3") {
+			t.Errorf("ErrCrashLoop does not name the exit status: %v", last)
 		}
 	})
 	t.Run("handler panics", func(t *testing.T) {
 		ws := startWorkers(t, 1)
-		died, looping, last := crashLoop(t, ws, "panic", window)
-		t.Logf("%d restarts, %d ErrWorkerDied, %d ErrCrashLoop; last: %v", ws.Restarts(), died, looping, last)
-		if ws.Restarts() > maxRestarts || looping == 0 {
-			t.Errorf("%d restarts in %v, %d ErrCrashLoop; want at most %d restarts, then ErrCrashLoop", ws.Restarts(), window, looping, maxRestarts)
-		}
+		watchdog(t, 90*time.Second, func() string { return fmt.Sprintf("%d restarts", ws.Restarts()) })
+		check(t, ws, "panic")
 		// Once the back-off ends, a restart that answers ends the loop.
-		deadline := time.Now().Add(10 * time.Second)
+		deadline := time.Now().Add(waitDeadline)
 		for {
 			out, err := ws.Call(context.Background(), []byte("ok"))
 			if err == nil {
