@@ -19,7 +19,8 @@ import (
 // anyone needs waking: Notify with nobody registered is that load and
 // nothing else, no store, no lock, no syscall.
 //
-// A waiter:
+// A waiter calls WaitFor(ctx, cond, park), which runs the loop every
+// waiter needs:
 //
 //	for !cond() {
 //		t := e.Prepare()
@@ -31,6 +32,10 @@ import (
 //			return err
 //		}
 //	}
+//
+// Code that does more between the steps (a pool worker that runs queued
+// tasks while it waits, a ring that fences its doorbell) writes the loop
+// itself, in this order.
 //
 // A notifier makes the condition true with a sync/atomic write and then
 // calls Notify(1), or NotifyAll to wake everyone (to close: set a closed
@@ -161,6 +166,28 @@ func (p Park) spin() time.Duration {
 		return 0
 	}
 	return spinpolicy.Resolve(0, DefaultRingSpin)
+}
+
+// WaitFor returns once cond() reports true, waiting on e in between with
+// p: the waiter's loop above, written once. cond must read, with
+// sync/atomic, state whose writer calls Notify after changing it. It
+// returns nil, or ctx.Err() when ctx ends first; a ctx already done
+// makes it return ctx.Err() without looking at cond.
+func (e *Event) WaitFor(ctx context.Context, cond func() bool, p Park) error {
+	if err := ctxErr(ctx); err != nil {
+		return err
+	}
+	for !cond() {
+		t := e.Prepare()
+		if cond() {
+			e.Cancel(t)
+			return nil
+		}
+		if err := e.Wait(ctx, t, p); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // Prepare registers the caller as a waiter. The caller then re-checks

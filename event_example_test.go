@@ -69,3 +69,19 @@ func ExampleEvent_Wait() {
 	fmt.Println(err, e.Waiters())
 	// Output: context deadline exceeded 0
 }
+
+// WaitFor runs the waiter's loop: the consumer states its condition, the
+// producer publishes and rings.
+func ExampleEvent_WaitFor() {
+	var (
+		ready atomic.Bool
+		e     knit.Event
+	)
+	go func() {
+		ready.Store(true) // publish...
+		e.Notify(1)       // ...then ring
+	}()
+	err := e.WaitFor(context.Background(), ready.Load, knit.Park{})
+	fmt.Println(ready.Load(), err, e.Waiters())
+	// Output: true <nil> 0
+}

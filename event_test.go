@@ -1040,3 +1040,41 @@ func TestEventWaitNoAlloc(t *testing.T) {
 }
 
 func init() { eventCountWakes = true }
+
+// TestEventWaitFor: WaitFor returns once its condition holds, whether it
+// held before the call, came true while it slept, or came true between
+// the Prepare and the re-check; it returns ctx.Err() when ctx ends first,
+// and at once for a ctx already done; it leaves the Event at rest.
+func TestEventWaitFor(t *testing.T) {
+	defer parkWatchdog(t, parkWatchdogTime, nil)()
+	ctx := context.Background()
+	var e Event
+	var flag atomic.Bool
+	flag.Store(true)
+	if err := e.WaitFor(ctx, flag.Load, Park{}); err != nil {
+		t.Fatal(err)
+	}
+	for _, b := range []Backend{BackendRuntime, BackendFutex} {
+		for range parkScale(2000) {
+			flag.Store(false)
+			go func() {
+				flag.Store(true)
+				e.Notify(1)
+			}()
+			if err := e.WaitFor(ctx, flag.Load, Park{Spin: NoSpin, Backend: b}); err != nil || !flag.Load() {
+				t.Fatalf("WaitFor = %v with the flag %v", err, flag.Load())
+			}
+		}
+	}
+	flag.Store(false)
+	dctx, cancel := context.WithTimeout(ctx, 5*time.Millisecond)
+	defer cancel()
+	if err := e.WaitFor(dctx, flag.Load, Park{}); !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("WaitFor past its deadline = %v", err)
+	}
+	flag.Store(true)
+	if err := e.WaitFor(dctx, flag.Load, Park{}); !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("WaitFor with a done ctx = %v, want its error even with the condition true", err)
+	}
+	checkEventIdle(t, &e)
+}

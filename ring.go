@@ -234,10 +234,10 @@ var statusErr = [8]error{
 // published value sees every write the publisher made before it.
 //
 // Release/acquire orders one direction; the doorbell needs the other.
-// A publisher stores, then Notify loads the waiter count; a waiter adds
-// itself to the count (Prepare, a locked add), then re-checks the ring.
-// That is Dekker's pattern: it needs the publisher's store ordered before
-// its load. On arm64 it is: a Load-Acquire (LDAR) is never satisfied
+// The Event's argument ("Why no wakeup is lost", beside its notify) has
+// the publisher store, then load the waiter count, and the waiter
+// register (a locked add), then re-check: Dekker's pattern, which needs
+// the publisher's store ordered before its load. On arm64 it is: a Load-Acquire (LDAR) is never satisfied
 // before an earlier Store-Release (STLR) of the same thread is visible
 // (ARMv8's release/acquire are sequentially consistent with each other),
 // and sync/atomic's Load and Store are exactly LDAR and STLR. On amd64 a

@@ -18,11 +18,11 @@ import (
 // before its re-check), and a publisher rings only if it claims, by
 // clearing, a set bit.
 //
-// Why nothing is lost. (1) A publish racing a worker's registration: the
-// worker sets its bit and then re-checks the queues; the publisher pushes
-// and then loads the bits. Go's atomics are sequentially consistent, so
-// either the re-check sees the task or the load sees the bit, and the
-// claim's Notify finds the worker registered. (2) Bits are cleared only by
+// Why nothing is lost. (1) A publish racing a worker's registration is
+// the Event's register-then-recheck, with the bit as the registration:
+// the worker sets its bit, then re-checks the queues; the publisher
+// pushes, then loads the bits (the argument is beside knit.Event's
+// notify, "Why no wakeup is lost"). (2) Bits are cleared only by
 // claims, never by their owner, and each claim's Notify(1) wakes a
 // sleeper whenever any sleeps (or makes a registered waiter's Wait return
 // at once): so if every worker were asleep with every bit clear, the last

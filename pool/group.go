@@ -92,14 +92,7 @@ func (g *Group) Wait() error {
 		if w := g.p.self(); w != nil {
 			_ = w.helpWait(context.Background(), &g.done, ready)
 		} else {
-			for !ready() {
-				t := g.done.Prepare()
-				if ready() {
-					g.done.Cancel(t)
-					break
-				}
-				_ = g.done.Wait(context.Background(), t, waitPark)
-			}
+			_ = g.done.WaitFor(context.Background(), ready, waitPark)
 		}
 	}
 	err := g.err.get()

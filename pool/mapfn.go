@@ -59,18 +59,9 @@ func Map[In, Out any](ctx context.Context, p *Pool, in []In, fn func(In) (Out, e
 			m.fail(err)
 			_ = self.helpWait(context.Background(), &m.done, m.settled)
 		}
-	} else {
-		for !m.settled() {
-			t := m.done.Prepare()
-			if m.settled() {
-				m.done.Cancel(t)
-				break
-			}
-			if err := m.done.Wait(ctx, t, waitPark); err != nil {
-				m.fail(err)
-				ctx = context.Background() // now wait for the running calls
-			}
-		}
+	} else if err := m.done.WaitFor(ctx, m.settled, waitPark); err != nil {
+		m.fail(err)
+		_ = m.done.WaitFor(context.Background(), m.settled, waitPark) // now wait for the running calls
 	}
 	if err := m.err.get(); err != nil {
 		return nil, err

@@ -27,10 +27,10 @@ import (
 //	}                                        FutexWakeShared(bell, 1)
 //	FutexWaitShared(bell, seq) // sleep   }
 //
-// No lost wakeup: in the single order of the registration, the re-check,
-// the index store and the flag load, either the re-check comes after the
-// index store (and the sleeper does not sleep) or the flag load comes
-// after the registration (and the waker rings). A ring bumps the bell
+// No lost wakeup, by the argument beside knit.Event's notify ("Why no
+// wakeup is lost"), with the flag as the registration and idx as the
+// condition; every access here is sequentially consistent across the
+// processes too, since they share the memory. A ring bumps the bell
 // before waking, so a sleeper that has not yet entered the kernel finds
 // bell != seq and FutexWaitShared returns at once. The waker pays nothing
 // while nobody sleeps: one load of a line that stays shared in its cache.
