@@ -14,7 +14,7 @@ type ringOps[T any] interface {
 	ringCore[T]
 	pushN(vs []T) int
 	popN(dst []T) int
-	bellsOf() *doorbells
+	bellsOf() *ringBells
 }
 
 var (

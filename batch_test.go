@@ -181,7 +181,7 @@ func TestRingBatchCloseAndCancel(t *testing.T) {
 				n, err := q.SendBatch(ctx, []int{1, 2, 3, 4, 5})
 				rc <- res{n, err}
 			}()
-			waitRegistered(t, &ringBells(q).notFull.Event, 1)
+			waitRegistered(t, &bellsOfRing(q).notFull.Event, 1)
 			cancel()
 			if r := <-rc; r.n != 2 || !errors.Is(r.err, context.Canceled) {
 				t.Fatalf("cancelled SendBatch = %d, %v; want 2, context.Canceled", r.n, r.err)
@@ -194,7 +194,7 @@ func TestRingBatchCloseAndCancel(t *testing.T) {
 					n, err := q.SendBatch(context.Background(), []int{6, 7})
 					rc <- res{n, err}
 				}()
-				waitRegistered(t, &ringBells(q).notFull.Event, 1)
+				waitRegistered(t, &bellsOfRing(q).notFull.Event, 1)
 				q.Close()
 				if r := <-rc; r.n != 0 || !errors.Is(r.err, ErrClosed) {
 					t.Fatalf("SendBatch blocked across Close = %d, %v; want 0, ErrClosed", r.n, r.err)
@@ -215,7 +215,7 @@ func TestRingBatchCloseAndCancel(t *testing.T) {
 				n, err := e.RecvBatch(rctx, dst)
 				rc <- res{n, err}
 			}()
-			waitRegistered(t, &ringBells(e).notEmpty.Event, 1)
+			waitRegistered(t, &bellsOfRing(e).notEmpty.Event, 1)
 			rcancel()
 			if r := <-rc; r.n != 0 || !errors.Is(r.err, context.Canceled) {
 				t.Fatalf("cancelled RecvBatch = %d, %v", r.n, r.err)
@@ -228,7 +228,7 @@ func TestRingBatchCloseAndCancel(t *testing.T) {
 				}
 				rc <- res{n, actx.Err()}
 			}()
-			waitRegistered(t, &ringBells(e).notEmpty.Event, 1)
+			waitRegistered(t, &bellsOfRing(e).notEmpty.Event, 1)
 			acancel()
 			if r := <-rc; r.n != 0 || !errors.Is(r.err, context.Canceled) {
 				t.Fatalf("cancelled range = %d items, ctx %v", r.n, r.err)
@@ -241,7 +241,7 @@ func TestRingBatchCloseAndCancel(t *testing.T) {
 				rc <- res{n, nil}
 			}()
 			e.TryPush(1)
-			waitRegistered(t, &ringBells(e).notEmpty.Event, 1)
+			waitRegistered(t, &bellsOfRing(e).notEmpty.Event, 1)
 			e.Close()
 			if r := <-rc; r.n != 1 {
 				t.Fatalf("range ended by Close saw %d items, want 1", r.n)

@@ -309,7 +309,7 @@ var bellRelaxes, bellSwitches atomic.Uint64
 
 // bell is one direction of a ring's doorbell: the Event its waiters park
 // on and the publication mode described above.
-type bell struct {
+type ringBell struct {
 	Event
 	mode     atomic.Uint32 // modeFenced, modeSwitching or modeRelaxed
 	lastPark atomic.Uint64 // the index a waiter re-checked when it last parked: a hint for going relaxed
@@ -348,7 +348,7 @@ func relaxDue(from, to uint64) bool { return relaxedPublish && from/relaxCheck !
 // maybeRelax takes a fenced bell to relaxed once relaxAfter positions have
 // gone by since a waiter last parked, and the asymmetric barrier that
 // taking it back needs is available.
-func (b *bell) maybeRelax(pos uint64) {
+func (b *ringBell) maybeRelax(pos uint64) {
 	if b.mode.Load() == modeFenced && int64(pos-b.lastPark.Load()) > relaxAfter && asymBarrierReady() &&
 		b.mode.CompareAndSwap(modeFenced, modeRelaxed) {
 		bellRelaxes.Add(1)
@@ -363,7 +363,7 @@ func (b *bell) maybeRelax(pos uint64) {
 // a bell that was not fenced proves nothing: the caller must then call
 // fence and re-check again before it sleeps. Re-checking first saves the
 // barrier whenever the item is already there.
-func (b *bell) prepare(pos uint64) (t Ticket, fenced bool) {
+func (b *ringBell) prepare(pos uint64) (t Ticket, fenced bool) {
 	t = b.Prepare()
 	if !relaxedPublish {
 		return t, true
@@ -374,7 +374,7 @@ func (b *bell) prepare(pos uint64) (t Ticket, fenced bool) {
 
 // fence takes b to modeFenced, running the asymmetric barrier if it was
 // relaxed, and returns once it is fenced.
-func (b *bell) fence() {
+func (b *ringBell) fence() {
 	for m := b.mode.Load(); m != modeFenced; m = b.mode.Load() {
 		if m == modeRelaxed && b.mode.CompareAndSwap(modeRelaxed, modeSwitching) {
 			asymBarrier()
@@ -389,10 +389,10 @@ func (b *bell) fence() {
 
 // doorbells are a ring's two bells, each on its own cache lines so that a
 // notifier checking one does not pull the other's line.
-type doorbells struct {
-	notEmpty bell // consumers park here; producers ring it after publishing
+type ringBells struct {
+	notEmpty ringBell // consumers park here; producers ring it after publishing
 	_        [CacheLineSize]byte
-	notFull  bell // producers park here; consumers ring it after freeing a slot
+	notFull  ringBell // producers park here; consumers ring it after freeing a slot
 	_        [CacheLineSize]byte
 	park     Park // read-only after construction
 }
@@ -412,7 +412,7 @@ type ringCore[T any] interface {
 // re-check, wait; the Event's protocol (and prepare's, above) makes the
 // re-check after prepare the guarantee that a slot freed in between is
 // not slept through.
-func pushSlow[T any](r ringCore[T], b *doorbells, ctx context.Context, v T) error {
+func pushSlow[T any](r ringCore[T], b *ringBells, ctx context.Context, v T) error {
 	for {
 		switch r.push(v) {
 		case stOK:
@@ -445,7 +445,7 @@ func pushSlow[T any](r ringCore[T], b *doorbells, ctx context.Context, v T) erro
 }
 
 // popSlow is Pop after its fast attempt failed.
-func popSlow[T any](r ringCore[T], b *doorbells, ctx context.Context) (T, error) {
+func popSlow[T any](r ringCore[T], b *ringBells, ctx context.Context) (T, error) {
 	var zero T
 	for {
 		v, st := r.pop()
@@ -482,7 +482,7 @@ func popSlow[T any](r ringCore[T], b *doorbells, ctx context.Context) (T, error)
 // closed wakes everyone once the closed bit is published, by a locked
 // instruction or by storeRel and storeLoadFence: producers to return
 // ErrClosed, consumers to drain and then return ErrClosed.
-func (b *doorbells) closed() {
+func (b *ringBells) closed() {
 	b.notEmpty.NotifyAll()
 	b.notFull.NotifyAll()
 }

@@ -1,158 +1,318 @@
-//go:build !purego
+//go:build !purego && !race
 
 #include "go_asm.h"
 #include "textflag.h"
 
-// Spin and wait loops for amd64. Ordering: x86-TSO makes every plain MOV
-// load an acquire and every plain store a release, so the loads below
-// need no fences; the only ordering that matters here is that a word is
-// re-read after a monitor is armed (see waitUmwait), which program order
-// on one core provides.
-//
-// Each routine runs for a bounded time (the caller passes a deadline at
-// most one wait chunk away) because a goroutine in assembly cannot be
-// preempted.
+// The Words ring (an SPSC[uint64]): push, pop and their batch forms. Field
+// offsets come from go_asm.h (spscCore_*); the slot slice follows the core
+// at spscCore__size.
+#define Q_BUF spscCore__size
 
-// func cpuidex(op, op2 uint32) (eax, ebx, ecx, edx uint32)
-TEXT ·cpuidex(SB), NOSPLIT, $0-24
-	MOVL op+0(FP), AX
-	MOVL op2+4(FP), CX
-	CPUID
-	MOVL AX, eax+8(FP)
-	MOVL BX, ebx+12(FP)
-	MOVL CX, ecx+16(FP)
-	MOVL DX, edx+20(FP)
+// The bells' modes, as publish (below, and ring.go) reads them: an index is
+// published with a release store while the bell the other side waits on
+// is relaxed (and fenced after if it no longer is), with XCHG while it is
+// fenced, so that Go's load of that bell's waiter count comes after the
+// store is visible (ring.go).
+#define NOTEMPTY_MODE spscCore_bells+ringBells_notEmpty+ringBell_mode
+#define NOTFULL_MODE spscCore_bells+ringBells_notFull+ringBell_mode
+
+// Ordering (x86-TSO: a plain MOV load is an acquire, a plain MOV store a
+// release; no locked instruction on these paths):
+//   - the producer stores the slot, then tail: the consumer's load of tail
+//     (wordPop, SPSC.pop) pairs with that store, and a consumer that sees
+//     the new tail sees the slot;
+//   - the consumer loads the slot, then stores head: a load is never
+//     reordered after a later store, so the producer's load of head
+//     (wordPush, SPSC.push) that sees it free finds the slot read;
+//   - the load of the waiter count that follows in Go (Notify) may pass
+//     these stores; each publishing store is followed by publish's check
+//     of the bell's mode and, when fenced, a LOCK OR (ring.go).
+
+// func wordPush(q *SPSC[uint64], v uint64) uint8
+TEXT ·wordPush(SB), NOSPLIT, $0-17
+	MOVQ q+0(FP), DI
+	MOVQ spscCore_tail(DI), AX
+	BTQ  $63, AX
+	JCS  closed
+	MOVQ spscCore_mask(DI), R9
+	MOVQ AX, CX
+	SUBQ spscCore_headCache(DI), CX
+	CMPQ CX, R9
+	JLS  room
+
+	// The cached head says full: look at the real one.
+	MOVQ spscCore_head(DI), R8
+	MOVQ R8, spscCore_headCache(DI)
+	MOVQ AX, CX
+	SUBQ R8, CX
+	CMPQ CX, R9
+	JHI  full
+
+room:
+	MOVQ  Q_BUF(DI), R11
+	TESTQ R11, R11
+	JZ    zero
+	MOVQ  R9, R10
+	ANDQ  AX, R10
+	MOVQ  v+8(FP), DX
+	MOVQ  DX, (R11)(R10*8)
+	INCQ  AX
+
+	// Publish, as publish does: a release store of tail on a relaxed
+	// bell (and a fence if it left relaxed meanwhile), XCHG on a fenced
+	// one.
+	CMPL  NOTEMPTY_MODE(DI), $const_modeRelaxed
+	JNE   xpush
+	MOVQ  AX, spscCore_tail(DI)
+	CMPL  NOTEMPTY_MODE(DI), $const_modeRelaxed
+	JEQ   pushed
+	LOCK
+	ORL   $0, (SP)
+	JMP   pushed
+
+xpush:
+	XCHGQ AX, spscCore_tail(DI)
+
+pushed:
+	MOVB $const_stOK, ret+16(FP)
 	RET
 
-// func cycles() uint64
-// RDTSC without a fence: deadlines tolerate a few cycles of reordering,
-// and LFENCE would cost more than the PAUSE it sits beside.
-TEXT ·cycles(SB), NOSPLIT, $0-8
-	RDTSC
-	SHLQ $32, DX
-	ORQ  DX, AX
-	MOVQ AX, ret+0(FP)
+closed:
+	MOVB $const_stClosed, ret+16(FP)
 	RET
 
-// func pauseN(n uint32)
-TEXT ·pauseN(SB), NOSPLIT, $0-4
-	MOVL  n+0(FP), CX
-	TESTL CX, CX
-	JZ    done
+full:
+	MOVB $const_stFull, ret+16(FP)
+	RET
 
-loop:
-	PAUSE
-	DECL CX
-	JNZ  loop
+zero:
+	MOVB $const_stZero, ret+16(FP)
+	RET
+
+// func wordPop(q *SPSC[uint64]) (v uint64, st uint8)
+TEXT ·wordPop(SB), NOSPLIT, $0-17
+	MOVQ q+0(FP), DI
+	MOVQ spscCore_head(DI), AX
+	CMPQ AX, spscCore_tailCache(DI)
+	JNE  have
+
+	// The cached tail says empty: look at the real one (acquire).
+	MOVQ spscCore_tail(DI), CX
+	MOVQ CX, DX
+	BTRQ $63, DX
+	MOVQ DX, spscCore_tailCache(DI)
+	CMPQ AX, DX
+	JNE  have
+	MOVQ $0, v+8(FP)
+	CMPQ Q_BUF(DI), $0
+	JEQ  zero
+	BTQ  $63, CX
+	JCS  drained
+	MOVB $const_stEmpty, st+16(FP)
+	RET
+
+drained:
+	MOVB $const_stDrained, st+16(FP)
+	RET
+
+zero:
+	MOVB $const_stZero, st+16(FP)
+	RET
+
+have:
+	MOVQ spscCore_mask(DI), R9
+	ANDQ AX, R9
+	MOVQ Q_BUF(DI), R11
+	MOVQ (R11)(R9*8), R10
+	MOVQ R10, v+8(FP)
+	INCQ AX
+
+	// Hand the slot back, publishing head as wordPush publishes tail.
+	CMPL  NOTFULL_MODE(DI), $const_modeRelaxed
+	JNE   xpop
+	MOVQ  AX, spscCore_head(DI)
+	CMPL  NOTFULL_MODE(DI), $const_modeRelaxed
+	JEQ   popped
+	LOCK
+	ORL   $0, (SP)
+	JMP   popped
+
+xpop:
+	XCHGQ AX, spscCore_head(DI)
+
+popped:
+	MOVB $const_stOK, st+16(FP)
+	RET
+
+// func wordPushBatch(q *SPSC[uint64], vs []uint64) uint64
+TEXT ·wordPushBatch(SB), NOSPLIT, $0-40
+	MOVQ  q+0(FP), DI
+	MOVQ  vs_base+8(FP), SI
+	MOVQ  vs_len+16(FP), BX
+	TESTQ BX, BX
+	JZ    none
+	MOVQ  Q_BUF(DI), R11
+	TESTQ R11, R11
+	JZ    none
+	MOVQ  spscCore_tail(DI), AX
+	BTQ   $63, AX
+	JCS   none
+	MOVQ  spscCore_mask(DI), R9
+	LEAQ  1(R9), R13
+	MOVQ  AX, CX
+	SUBQ  spscCore_headCache(DI), CX
+	MOVQ  R13, R14
+	SUBQ  CX, R14
+	CMPQ  R14, BX
+	JCC   enough
+	MOVQ  spscCore_head(DI), R8
+	MOVQ  R8, spscCore_headCache(DI)
+	MOVQ  AX, CX
+	SUBQ  R8, CX
+	MOVQ  R13, R14
+	SUBQ  CX, R14
+
+enough:
+	// n = min(len(vs), room)
+	CMPQ  BX, R14
+	JLS   counted
+	MOVQ  R14, BX
+
+counted:
+	TESTQ BX, BX
+	JZ    none
+	XORQ  CX, CX
+
+copy:
+	LEAQ (AX)(CX*1), R10
+	ANDQ R9, R10
+	MOVQ (SI)(CX*8), DX
+	MOVQ DX, (R11)(R10*8)
+	INCQ CX
+	CMPQ CX, BX
+	JCS  copy
+
+	// Publish the batch: one store of tail, as in wordPush.
+	ADDQ  BX, AX
+	CMPL  NOTEMPTY_MODE(DI), $const_modeRelaxed
+	JNE   xpush
+	MOVQ  AX, spscCore_tail(DI)
+	CMPL  NOTEMPTY_MODE(DI), $const_modeRelaxed
+	JEQ   pushed
+	LOCK
+	ORL   $0, (SP)
+	JMP   pushed
+
+xpush:
+	XCHGQ AX, spscCore_tail(DI)
+
+pushed:
+	MOVQ BX, ret+32(FP)
+	RET
+
+none:
+	MOVQ $0, ret+32(FP)
+	RET
+
+// func wordPopBatch(q *SPSC[uint64], dst []uint64) uint64
+TEXT ·wordPopBatch(SB), NOSPLIT, $0-40
+	MOVQ  q+0(FP), DI
+	MOVQ  dst_base+8(FP), SI
+	MOVQ  dst_len+16(FP), BX
+	TESTQ BX, BX
+	JZ    none
+	MOVQ  Q_BUF(DI), R11
+	TESTQ R11, R11
+	JZ    none
+	MOVQ  spscCore_head(DI), AX
+	MOVQ  spscCore_tailCache(DI), CX
+	SUBQ  AX, CX
+	CMPQ  CX, BX
+	JCC   enough
+	MOVQ  spscCore_tail(DI), DX
+	BTRQ  $63, DX
+	MOVQ  DX, spscCore_tailCache(DI)
+	MOVQ  DX, CX
+	SUBQ  AX, CX
+
+enough:
+	CMPQ  BX, CX
+	JLS   counted
+	MOVQ  CX, BX
+
+counted:
+	TESTQ BX, BX
+	JZ    none
+	MOVQ  spscCore_mask(DI), R9
+	XORQ  CX, CX
+
+copy:
+	LEAQ (AX)(CX*1), R10
+	ANDQ R9, R10
+	MOVQ (R11)(R10*8), DX
+	MOVQ DX, (SI)(CX*8)
+	INCQ CX
+	CMPQ CX, BX
+	JCS  copy
+
+	// Hand the slots back: one store of head, as in wordPop.
+	ADDQ  BX, AX
+	CMPL  NOTFULL_MODE(DI), $const_modeRelaxed
+	JNE   xpop
+	MOVQ  AX, spscCore_head(DI)
+	CMPL  NOTFULL_MODE(DI), $const_modeRelaxed
+	JEQ   popped
+	LOCK
+	ORL   $0, (SP)
+	JMP   popped
+
+xpop:
+	XCHGQ AX, spscCore_head(DI)
+
+popped:
+	MOVQ BX, ret+32(FP)
+	RET
+
+none:
+	MOVQ $0, ret+32(FP)
+	RET
+
+// Publication (the rings' release stores and the fence a fenced bell adds),
+// called from Go; see publish in ring.go.
+
+// func storeRel(p *atomic.Uint64, v uint64)
+// A plain MOV is a release store under x86-TSO: it becomes visible after
+// every earlier store of this thread and is never reordered before an
+// earlier load. The loads that pair with it are sync/atomic Loads (MOV):
+// TSO keeps a thread's loads in order, so a reader that sees v sees what
+// was written before it.
+TEXT ·storeRel(SB), NOSPLIT, $0-16
+	MOVQ p+0(FP), AX
+	MOVQ v+8(FP), BX
+	MOVQ BX, (AX)
+	RET
+
+// func publishRelaxed(p *atomic.Uint64, v uint64, mode *atomic.Uint32)
+// The release store, then the mode again (TSO keeps that load after the
+// caller's earlier ones, and it may pass the store: that is the point of
+// looking), and a LOCK OR on the stack if the bell left relaxed since the
+// caller looked.
+TEXT ·publishRelaxed(SB), NOSPLIT, $0-24
+	MOVQ p+0(FP), AX
+	MOVQ v+8(FP), BX
+	MOVQ mode+16(FP), CX
+	MOVQ BX, (AX)
+	CMPL (CX), $const_modeRelaxed
+	JEQ  done
+	LOCK
+	ORL  $0, (SP)
 
 done:
 	RET
 
-// func waitSpin(addr *uint32, old uint32, deadline uint64) bool
-TEXT ·waitSpin(SB), NOSPLIT, $0-25
-	MOVQ addr+0(FP), DI
-	MOVL old+8(FP), SI
-	MOVQ deadline+16(FP), R8
-
-loop:
-	CMPL (DI), SI
-	JNE  changed
-	PAUSE
-	RDTSC
-	SHLQ $32, DX
-	ORQ  DX, AX
-	CMPQ AX, R8
-	JB   loop
-	MOVB $0, ret+24(FP)
-	RET
-
-changed:
-	MOVB $1, ret+24(FP)
-	RET
-
-// func waitUmwait(addr *uint32, old uint32, deadline uint64) bool
-// UMONITOR arms address monitoring on the line holding *addr; the word is
-// then re-read, so a store that landed between the first read and the arm
-// is seen rather than slept through. UMWAIT sleeps in C0.1 (control bit 0
-// set: the lighter state, faster to wake) until the line is written, an
-// interrupt arrives, the TSC passes EDX:EAX, or the OS limit
-// (IA32_UMWAIT_CONTROL) expires; the loop sorts out which.
-TEXT ·waitUmwait(SB), NOSPLIT, $0-25
-	MOVQ addr+0(FP), DI
-	MOVL old+8(FP), SI
-	MOVQ deadline+16(FP), R8
-
-loop:
-	CMPL (DI), SI
-	JNE  changed
-
-	// UMONITOR DI
-	BYTE $0xF3; BYTE $0x0F; BYTE $0xAE; BYTE $0xF7
-	CMPL (DI), SI
-	JNE  changed
-	MOVQ R8, AX
-	MOVQ R8, DX
-	SHRQ $32, DX
-	MOVL $1, CX
-
-	// UMWAIT CX
-	BYTE $0xF2; BYTE $0x0F; BYTE $0xAE; BYTE $0xF1
-	RDTSC
-	SHLQ $32, DX
-	ORQ  DX, AX
-	CMPQ AX, R8
-	JB   loop
-	CMPL (DI), SI
-	JNE  changed
-	MOVB $0, ret+24(FP)
-	RET
-
-changed:
-	MOVB $1, ret+24(FP)
-	RET
-
-// func waitMwaitx(addr *uint32, old uint32, deadline uint64) bool
-// MONITORX arms the monitor on the line at AX; the word is re-read for the
-// same reason as above. MWAITX with ECX bit 1 set sleeps at most EBX TSC
-// ticks; EAX 0xF0 asks for no C-state (stay in C0, the fastest wake), the
-// hint Linux uses for its MWAITX delay loop.
-TEXT ·waitMwaitx(SB), NOSPLIT, $0-25
-	MOVQ addr+0(FP), DI
-	MOVL old+8(FP), SI
-	MOVQ deadline+16(FP), R8
-
-loop:
-	CMPL (DI), SI
-	JNE  changed
-	MOVQ DI, AX
-	XORL CX, CX
-	XORL DX, DX
-
-	// MONITORX
-	BYTE $0x0F; BYTE $0x01; BYTE $0xFA
-	CMPL (DI), SI
-	JNE  changed
-	RDTSC
-	SHLQ $32, DX
-	ORQ  DX, AX
-	CMPQ AX, R8
-	JAE  timeout
-	MOVQ R8, BX
-	SUBQ AX, BX
-	MOVL $0xFFFFFFFF, R9
-	CMPQ BX, R9
-	CMOVQHI R9, BX
-	MOVL $0xF0, AX
-	MOVL $2, CX
-
-	// MWAITX
-	BYTE $0x0F; BYTE $0x01; BYTE $0xFB
-	JMP  loop
-
-timeout:
-	MOVB $0, ret+24(FP)
-	RET
-
-changed:
-	MOVB $1, ret+24(FP)
+// func storeLoadFence()
+// A locked instruction drains the store buffer before any later load.
+TEXT ·storeLoadFence(SB), NOSPLIT, $0-0
+	LOCK
+	ORL $0, (SP)
 	RET

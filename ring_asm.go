@@ -1,25 +1,25 @@
-//go:build (amd64 || arm64) && !purego
+//go:build (amd64 || arm64) && !purego && !race
 
 package knit
 
-// haveAsm reports that the assembly routines in ring_$GOARCH.s are in use.
-const haveAsm = true
+// wordsAsm says that Words' push and pop run in assembly, which publishes
+// (with publish's fence) but leaves ringing the doorbell to the Go code.
+const wordsAsm = true
 
-// Implemented in ring_amd64.s and ring_arm64.s; the pure-Go equivalents
-// are in ring_generic.go.
+// The Words ring's hot paths, in ring_$GOARCH.s. They take the
+// SPSC[uint64] inside a Words and address it at the offsets go_asm.h gives
+// for spscCore, with the slot slice at spscCore__size (TestWordsLayout
+// checks that the slice follows the core). Each returns a status; stZero
+// when the slot slice is nil (a Words no constructor made).
 
-// cycles reads the cycle counter: RDTSC on amd64, CNTVCT_EL0 on arm64.
-//
 //go:noescape
-func cycles() uint64
+func wordPush(q *SPSC[uint64], v uint64) uint8
 
-// pauseN executes the default hint n times: PAUSE on amd64, ISB on arm64.
-func pauseN(n uint32)
-
-// waitSpin returns true as soon as *addr != old, or false once the cycle
-// counter reaches deadline, spinning with the default hint between loads.
-//
 //go:noescape
-func waitSpin(addr *uint32, old uint32, deadline uint64) bool
+func wordPop(q *SPSC[uint64]) (v uint64, st uint8)
 
-func archCycles() uint64 { return cycles() }
+//go:noescape
+func wordPushBatch(q *SPSC[uint64], vs []uint64) uint64
+
+//go:noescape
+func wordPopBatch(q *SPSC[uint64], dst []uint64) uint64

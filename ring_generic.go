@@ -1,40 +1,39 @@
-//go:build purego || !(amd64 || arm64)
+//go:build !(amd64 || arm64) || purego || race
 
 package knit
 
-import "github.com/klauspost/cpuid/v2"
+// The Words ring's paths in Go: SPSC[uint64]'s own, used with the purego
+// tag, on GOARCHes without ring_$GOARCH.s, and under the race detector,
+// which cannot see what assembly reads and writes. SPSC's code rings the
+// doorbell itself, so Words' methods do not (wordsAsm).
 
-// The pure-Go path: used with -tags purego and on every GOARCH without
-// ring_$GOARCH.s. The cycle counter is the monotonic clock in ns, and the
-// only spin kinds are SpinLoop and SpinNone.
+const wordsAsm = false
 
-const haveAsm = false
-
-func archCycles() uint64 { return monoNow() }
-
-func archCounterHz() int64 { return 1e9 }
-
-func archFeatures() []string {
-	var f []string
-	for _, x := range []struct {
-		id   cpuid.FeatureID
-		name string
-	}{{cpuid.WAITPKG, "waitpkg"}, {cpuid.ATOMICS, "atomics"}, {cpuid.SB, "sb"}, {cpuid.WFXT, "wfxt"}} {
-		if cpuid.CPU.Supports(x.id) {
-			f = append(f, x.name)
-		}
+func wordPush(q *SPSC[uint64], v uint64) uint8 {
+	if q.buf == nil {
+		return uint8(stZero)
 	}
-	return f
+	return uint8(q.push(v))
 }
 
-func archSpinSupported(k SpinKind) (bool, string) {
-	return false, "this build has no assembly (purego or GOARCH without ring_$GOARCH.s)"
+func wordPop(q *SPSC[uint64]) (uint64, uint8) {
+	if q.buf == nil {
+		return 0, uint8(stZero)
+	}
+	v, st := q.pop()
+	return v, uint8(st)
 }
 
-func autoSpin() SpinKind { return SpinLoop }
+func wordPushBatch(q *SPSC[uint64], vs []uint64) uint64 {
+	if q.buf == nil {
+		return 0
+	}
+	return uint64(q.pushBatch(vs))
+}
 
-func archPause(_ SpinKind, n uint32) { loopPause(n) }
-
-func archWait(_ SpinKind, addr *uint32, old uint32, deadline uint64) bool {
-	return loopWait(addr, old, deadline)
+func wordPopBatch(q *SPSC[uint64], dst []uint64) uint64 {
+	if q.buf == nil {
+		return 0
+	}
+	return uint64(q.popBatch(dst))
 }

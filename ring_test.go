@@ -67,12 +67,12 @@ var ringKinds = []ringKind{
 	},
 }
 
-// ringBells returns the doorbells of a ring from ringKinds, for tests that
+// bellsOfRing returns the doorbells of a ring from ringKinds, for tests that
 // wait until a caller is blocked in it.
-func ringBells(q any) *doorbells {
+func bellsOfRing(q any) *ringBells {
 	switch q := q.(type) {
 	case intWords:
-		return ringBells(q.w)
+		return bellsOfRing(q.w)
 	case *Words:
 		return &q.r.bells
 	case joined[uint64]:
@@ -170,7 +170,7 @@ func TestRingLayout(t *testing.T) {
 	if d := unsafe.Offsetof(r.slots) - unsafe.Offsetof(r.head); d < uintptr(CacheLineSize) {
 		t.Errorf("seqRing slots-head distance %d < line %d", d, CacheLineSize)
 	}
-	var b doorbells
+	var b ringBells
 	if d := unsafe.Offsetof(b.notFull) - unsafe.Offsetof(b.notEmpty); d < uintptr(CacheLineSize) {
 		t.Errorf("doorbells notFull-notEmpty distance %d < line %d", d, CacheLineSize)
 	}
@@ -300,7 +300,7 @@ func TestRingBlockedWake(t *testing.T) {
 				ctx, cancel := context.WithCancel(context.Background())
 				errc := make(chan error, 1)
 				go func() { _, err := q.Pop(ctx); errc <- err }()
-				waitRegistered(t, &ringBells(q).notEmpty.Event, 1)
+				waitRegistered(t, &bellsOfRing(q).notEmpty.Event, 1)
 				cancel()
 				if err := <-errc; !errors.Is(err, context.Canceled) {
 					t.Fatalf("Pop after cancel = %v", err)
@@ -315,7 +315,7 @@ func TestRingBlockedWake(t *testing.T) {
 				q.TryPush(2)
 				ctx, cancel = context.WithCancel(context.Background())
 				go func() { errc <- q.Push(ctx, 3) }()
-				waitRegistered(t, &ringBells(q).notFull.Event, 1)
+				waitRegistered(t, &bellsOfRing(q).notFull.Event, 1)
 				cancel()
 				if err := <-errc; !errors.Is(err, context.Canceled) {
 					t.Fatalf("Push after cancel = %v", err)
@@ -336,7 +336,7 @@ func TestRingBlockedWake(t *testing.T) {
 					for range 3 {
 						go func() { errc <- q.Push(context.Background(), 5) }()
 					}
-					waitRegistered(t, &ringBells(q).notFull.Event, 3)
+					waitRegistered(t, &bellsOfRing(q).notFull.Event, 3)
 					q.Close()
 					for range 3 {
 						if err := <-errc; !errors.Is(err, ErrClosed) {
@@ -357,7 +357,7 @@ func TestRingBlockedWake(t *testing.T) {
 				for range poppers {
 					go func() { _, err := e.Pop(context.Background()); errc <- err }()
 				}
-				waitRegistered(t, &ringBells(e).notEmpty.Event, poppers)
+				waitRegistered(t, &bellsOfRing(e).notEmpty.Event, poppers)
 				e.Close()
 				for range poppers {
 					if err := <-errc; !errors.Is(err, ErrClosed) {

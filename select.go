@@ -70,7 +70,7 @@ type selectCase interface {
 	try() (fired bool, err error)
 	// bell is the doorbell a waiter for this case registers on, and the
 	// index its prepare records; nil for a channel case.
-	bell() (*bell, uint64)
+	waitOn() (*ringBell, uint64)
 	// sleepCase is a channel case as reflect.Select takes it, built as
 	// the Select goes to sleep (a send reads its value then).
 	sleepCase() reflect.SelectCase
@@ -136,7 +136,7 @@ func (c *recvCase[T]) try() (bool, error) {
 	return false, nil
 }
 
-func (c *recvCase[T]) bell() (*bell, uint64) {
+func (c *recvCase[T]) waitOn() (*ringBell, uint64) {
 	tail, _ := c.r.indices()
 	return &c.r.bellsOf().notEmpty, tail &^ closedBit
 }
@@ -159,7 +159,7 @@ func (c *sendCase[T]) try() (bool, error) {
 	return false, nil
 }
 
-func (c *sendCase[T]) bell() (*bell, uint64) {
+func (c *sendCase[T]) waitOn() (*ringBell, uint64) {
 	_, head := c.r.indices()
 	return &c.r.bellsOf().notFull, head
 }
@@ -187,7 +187,7 @@ func (c *chanRecvCase[T]) try() (bool, error) {
 	}
 }
 
-func (c *chanRecvCase[T]) bell() (*bell, uint64) { return nil, 0 }
+func (c *chanRecvCase[T]) waitOn() (*ringBell, uint64) { return nil, 0 }
 
 func (c *chanRecvCase[T]) sleepCase() reflect.SelectCase {
 	return reflect.SelectCase{Dir: reflect.SelectRecv, Chan: reflect.ValueOf(c.ch)}
@@ -217,7 +217,7 @@ func (c *chanSendCase[T]) try() (bool, error) {
 	}
 }
 
-func (c *chanSendCase[T]) bell() (*bell, uint64) { return nil, 0 }
+func (c *chanSendCase[T]) waitOn() (*ringBell, uint64) { return nil, 0 }
 
 func (c *chanSendCase[T]) sleepCase() reflect.SelectCase {
 	return reflect.SelectCase{Dir: reflect.SelectSend, Chan: reflect.ValueOf(c.ch), Send: reflect.ValueOf(c.v).Elem()}
@@ -243,7 +243,7 @@ type Selector struct {
 	// or took it; whatever is still owed when Select returns is passed on
 	// with a Notify, so a wake spent on this Select is never lost to the
 	// ring's other waiters.
-	bells   []*bell
+	bells   []*ringBell
 	tickets []Ticket
 	owed    []bool
 
@@ -262,7 +262,7 @@ type Selector struct {
 func NewSelector(cases ...Case) *Selector {
 	s := &Selector{
 		cases:   cases,
-		bells:   make([]*bell, len(cases)),
+		bells:   make([]*ringBell, len(cases)),
 		tickets: make([]Ticket, len(cases)),
 		owed:    make([]bool, len(cases)),
 		wake:    make(chan struct{}, 1),
@@ -271,7 +271,7 @@ func NewSelector(cases ...Case) *Selector {
 		if c.c == nil {
 			panic("knit: Select of a zero Case: make cases with Recv, Send, RecvChan or SendChan")
 		}
-		if b, _ := c.c.bell(); b == nil {
+		if b, _ := c.c.waitOn(); b == nil {
 			s.chans = append(s.chans, i)
 		}
 	}
@@ -313,7 +313,7 @@ func (s *Selector) Select(ctx context.Context) (int, error) {
 		// is trusted, as Pop does.
 		unfenced := false
 		for i, c := range s.cases {
-			b, pos := c.c.bell()
+			b, pos := c.c.waitOn()
 			s.bells[i] = b
 			if b == nil {
 				continue

@@ -51,7 +51,7 @@ type seqRing[T any] struct {
 	head atomic.Uint64
 	_    [CacheLineSize - 8]byte
 
-	bells doorbells
+	bells ringBells
 
 	// The single side's guard (SPMC's producer, MPSC's consumer): empty,
 	// unless built with knit_checkends.
@@ -455,4 +455,4 @@ func (r *seqRing[T]) len() int { return ringLen(r.tail.Load(), r.head.Load(), le
 
 func (r *seqRing[T]) pushN(vs []T) int    { return r.pushMany(vs) }
 func (r *seqRing[T]) popN(dst []T) int    { return r.popMany(dst) }
-func (r *seqRing[T]) bellsOf() *doorbells { return &r.bells }
+func (r *seqRing[T]) bellsOf() *ringBells { return &r.bells }

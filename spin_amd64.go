@@ -8,7 +8,7 @@ import (
 	"github.com/klauspost/cpuid/v2"
 )
 
-// Implemented in ring_amd64.s.
+// Implemented in spin_amd64.s.
 
 //go:noescape
 func cpuidex(op, op2 uint32) (eax, ebx, ecx, edx uint32)

@@ -8,7 +8,7 @@ import (
 	"github.com/klauspost/cpuid/v2"
 )
 
-// Implemented in ring_arm64.s.
+// Implemented in spin_arm64.s.
 
 // counterFreq reads CNTFRQ_EL0, the frequency of CNTVCT_EL0.
 func counterFreq() uint64

@@ -54,7 +54,7 @@ type spscCore struct {
 	tailCache uint64        // the consumer's last view of tail (closed bit cleared); only under-reports items
 	_         [CacheLineSize - 16]byte
 
-	bells doorbells
+	bells ringBells
 
 	// The single sides' guards: empty, unless built with knit_checkends.
 	prodSide, consSide sideGuard
@@ -456,7 +456,7 @@ func (c SPSCConsumer[T]) All(ctx context.Context) iter.Seq[T] { return all[T](ct
 
 func (q *SPSC[T]) pushN(vs []T) int    { return q.pushBatch(vs) }
 func (q *SPSC[T]) popN(dst []T) int    { return q.popBatch(dst) }
-func (q *SPSC[T]) bellsOf() *doorbells { return &q.bells }
+func (q *SPSC[T]) bellsOf() *ringBells { return &q.bells }
 
 func (q *SPSC[T]) recvOps() ringOps[T]        { return q }
 func (q *SPSC[T]) sendOps() ringOps[T]        { return q }

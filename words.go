@@ -312,7 +312,7 @@ func (c WordsConsumer) All(ctx context.Context) iter.Seq[uint64] { return all[ui
 
 func (q *Words) pushN(vs []uint64) int { return q.PushBatch(vs) }
 func (q *Words) popN(dst []uint64) int { return q.PopBatch(dst) }
-func (q *Words) bellsOf() *doorbells   { return &q.r.bells }
+func (q *Words) bellsOf() *ringBells   { return &q.r.bells }
 
 func (q *Words) recvOps() ringOps[uint64]        { return q }
 func (q *Words) sendOps() ringOps[uint64]        { return q }

@@ -43,7 +43,7 @@ func (o intOps) pop() (int, status)        { v, st := o.w.pop(); return int(v), 
 func (o intOps) indices() (uint64, uint64) { return o.w.indices() }
 func (o intOps) pushN(vs []int) int        { return o.w.pushN(asWords(vs)) }
 func (o intOps) popN(dst []int) int        { return o.w.popN(asWords(dst)) }
-func (o intOps) bellsOf() *doorbells       { return o.w.bellsOf() }
+func (o intOps) bellsOf() *ringBells       { return o.w.bellsOf() }
 
 // asWords views a []int as the []uint64 it is on a 64-bit GOARCH.
 func asWords(vs []int) []uint64 {

@@ -150,7 +150,7 @@ func FuzzRecv(f *testing.F) {
 				binary.LittleEndian.PutUint32(data[at:], next(4))
 				scribbled = true
 			case 3: // the closed word, pids, doorbells
-				w := []int{offClosed, offProdPid, offConsPid, offDataWaiting, offDataBell, offSpaceWaiting, offSpaceBell}
+				w := []int{offClosed, offProdPid, offConsPid, offDataWaiting, offDataWake, offSpaceWaiting, offSpaceWake}
 				word(ring, w[int(next(1))%len(w)]).Store(next(4))
 				scribbled = true
 			// Near-valid values, where the checks have to be exact.

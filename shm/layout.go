@@ -21,10 +21,10 @@ import (
 //	                       each side, rarely     closed bits, producer pid, consumer pid
 //	+128     producer      producer              tail: bytes ever published (mod 2^32)
 //	+256     consumer      consumer              head: bytes ever consumed (mod 2^32)
-//	+384     data bell     consumer sets flag,   dataWaiting flag, dataBell sequence:
-//	                       producer clears+rings the consumer sleeps on dataBell
-//	+512     space bell    producer sets flag,   spaceWaiting flag, spaceBell sequence:
-//	                       consumer clears+rings the producer sleeps on spaceBell
+//	+384     data bell     consumer sets flag,   dataWaiting flag, dataWake sequence:
+//	                       producer clears+rings the consumer sleeps on dataWake
+//	+512     space bell    producer sets flag,   spaceWaiting flag, spaceWake sequence:
+//	                       consumer clears+rings the producer sleeps on spaceWake
 //	+640     data          producer              2*capacity bytes: capacity bytes of
 //	                                             records, then their overflow
 //
@@ -91,9 +91,9 @@ const (
 	offTail         = 1 * lineSize
 	offHead         = 2 * lineSize
 	offDataWaiting  = 3 * lineSize
-	offDataBell     = 3*lineSize + 4
+	offDataWake     = 3*lineSize + 4
 	offSpaceWaiting = 4 * lineSize
-	offSpaceBell    = 4*lineSize + 4
+	offSpaceWake    = 4*lineSize + 4
 )
 
 // Bits of the closed word.

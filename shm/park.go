@@ -13,28 +13,28 @@ import (
 
 // Sleeping and waking across processes.
 //
-// Each direction has a doorbell: a waiting flag and a bell sequence word on
-// one line of the ring (dataWait/dataBell: the consumer sleeps there until
-// data arrives; spaceWait/spaceBell: the producer, until room is made).
+// Each direction has a doorbell: a waiting flag and a wake sequence word on
+// one line of the ring (dataWait/dataWake: the consumer sleeps there until
+// data arrives; spaceWait/spaceWake: the producer, until room is made).
 // The protocol, with every access sequentially consistent:
 //
 //	sleeper, waiting for idx != old       waker, after idx.Store(new)
 //
-//	seq := bell.Load()
+//	seq := wake.Load()
 //	waiting.Store(1)         // register  if waiting.Load() != 0 &&
 //	if idx.Load() != old {   // re-check     waiting.Swap(0) != 0 {
-//	    return                               bell.Add(1)
-//	}                                        FutexWakeShared(bell, 1)
-//	FutexWaitShared(bell, seq) // sleep   }
+//	    return                               wake.Add(1)
+//	}                                        FutexWakeShared(wake, 1)
+//	FutexWaitShared(wake, seq) // sleep   }
 //
 // No lost wakeup, by the argument beside knit.Event's notify ("Why no
 // wakeup is lost"), with the flag as the registration and idx as the
 // condition; every access here is sequentially consistent across the
-// processes too, since they share the memory. A ring bumps the bell
+// processes too, since they share the memory. A ring bumps the wake word
 // before waking, so a sleeper that has not yet entered the kernel finds
-// bell != seq and FutexWaitShared returns at once. The waker pays nothing
+// wake != seq and FutexWaitShared returns at once. The waker pays nothing
 // while nobody sleeps: one load of a line that stays shared in its cache.
-// Close and a cancelled context ring the bell too, so they cannot be
+// Close and a cancelled context ring it too, so they cannot be
 // slept through either.
 //
 // A sleep lasts at most parkSlice. When a slice runs out without a wake,
@@ -64,17 +64,17 @@ var statRings, statTimeouts, statLate atomic.Uint64
 // widen those windows from nanoseconds to the peer's turn.
 var parkDelay func()
 
-// notify rings bell if the peer registered as sleeping on it.
-func (r *Ring) notify(waiting, bell *atomic.Uint32) {
+// notify rings wake if the peer registered as sleeping on it.
+func (r *Ring) notify(waiting, wake *atomic.Uint32) {
 	if waiting.Load() != 0 && waiting.Swap(0) != 0 {
-		r.ring1(bell)
+		r.ring1(wake)
 	}
 }
 
-func (r *Ring) ring1(bell *atomic.Uint32) {
+func (r *Ring) ring1(wake *atomic.Uint32) {
 	statRings.Add(1)
-	bell.Add(1)
-	knit.FutexWakeShared(bell, 1)
+	wake.Add(1)
+	knit.FutexWakeShared(wake, 1)
 }
 
 // spinCheck bounds one stretch of spinning between checks of the end's
@@ -87,7 +87,7 @@ const spinCheck = 20 * time.Microsecond
 // the caller re-runs its operation, which reports the close. The caller
 // is inside the mapping (enter), and stays there while it sleeps:
 // Region.Close rings the bells and waits for it to leave.
-func (r *Ring) park(ctx context.Context, idx *atomic.Uint32, old uint32, waiting, bell *atomic.Uint32) error {
+func (r *Ring) park(ctx context.Context, idx *atomic.Uint32, old uint32, waiting, wake *atomic.Uint32) error {
 	moved := func() bool {
 		m := idx.Load() != old || r.closedW.Load() != 0 || r.state.Load()&(stateClosed|stateGone) != 0
 		if parkDelay != nil {
@@ -111,7 +111,7 @@ func (r *Ring) park(ctx context.Context, idx *atomic.Uint32, old uint32, waiting
 		// it), so it counts itself into the mapping like any call.
 		stop := context.AfterFunc(ctx, func() {
 			if r.enter() == nil {
-				r.ring1(bell)
+				r.ring1(wake)
 				r.leave()
 			}
 		})
@@ -120,7 +120,7 @@ func (r *Ring) park(ctx context.Context, idx *atomic.Uint32, old uint32, waiting
 	defer waiting.Store(0)
 	ps := pollState{poll: pollMin}
 	for {
-		seq := bell.Load()
+		seq := wake.Load()
 		waiting.Store(1)
 		if moved() {
 			return nil
@@ -136,12 +136,12 @@ func (r *Ring) park(ctx context.Context, idx *atomic.Uint32, old uint32, waiting
 		if parkDelay != nil {
 			parkDelay()
 		}
-		sliceOut, err := sleepStep(bell, seq, &ps)
+		sliceOut, err := sleepStep(wake, seq, &ps)
 		if err != nil {
 			return err
 		}
 		if !sliceOut {
-			// Rung, the bell moved, a spurious return, or one poll:
+			// Rung, the word moved, a spurious return, or one poll:
 			// re-check.
 			continue
 		}
@@ -162,13 +162,13 @@ type pollState struct {
 	slept time.Duration // time slept since the last slice ran out
 }
 
-// sleepStep sleeps once on bell while it holds seq: until it is rung or
-// the bell moves, or for at most parkSlice; a build without a
+// sleepStep sleeps once on wake while it holds seq: until it is rung or
+// the word moves, or for at most parkSlice; a build without a
 // process-shared futex sleeps one poll instead. It reports whether a
 // slice ran out unrung (polling: a slice's worth of polls), after which
 // the caller checks the peer's liveness.
-func sleepStep(bell *atomic.Uint32, seq uint32, ps *pollState) (sliceOut bool, err error) {
-	err = knit.FutexWaitShared(bell, seq, parkSlice)
+func sleepStep(wake *atomic.Uint32, seq uint32, ps *pollState) (sliceOut bool, err error) {
+	err = knit.FutexWaitShared(wake, seq, parkSlice)
 	switch {
 	case err == nil:
 		return false, nil

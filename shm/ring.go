@@ -34,8 +34,8 @@ type Ring struct {
 	closedW              *atomic.Uint32
 	ownPid, peerPid      *atomic.Uint32
 	tail, head           *atomic.Uint32
-	dataWait, dataBell   *atomic.Uint32
-	spaceWait, spaceBell *atomic.Uint32
+	dataWait, dataWake   *atomic.Uint32
+	spaceWait, spaceWake *atomic.Uint32
 
 	// Owner state, touched only by the goroutine using the end.
 	//
@@ -290,9 +290,9 @@ func newRing(region *Region, ring []byte, capacity uint32, role Role) *Ring {
 		tail:      word(ring, offTail),
 		head:      word(ring, offHead),
 		dataWait:  word(ring, offDataWaiting),
-		dataBell:  word(ring, offDataBell),
+		dataWake:  word(ring, offDataWake),
 		spaceWait: word(ring, offSpaceWaiting),
-		spaceBell: word(ring, offSpaceBell),
+		spaceWake: word(ring, offSpaceWake),
 		spin:      spinpolicy.Resolve(0, DefaultSpin),
 	}
 	if role == Producer {
@@ -380,8 +380,8 @@ func (r *Ring) peerExited() {
 	if err := r.enter(); err != nil {
 		return
 	}
-	r.ring1(r.dataBell)
-	r.ring1(r.spaceBell)
+	r.ring1(r.dataWake)
+	r.ring1(r.spaceWake)
 	r.leave()
 }
 
@@ -411,8 +411,8 @@ func (r *Ring) markClosed() {
 		bit = closedConsumer
 	}
 	r.closedW.Or(bit)
-	r.ring1(r.dataBell)
-	r.ring1(r.spaceBell)
+	r.ring1(r.dataWake)
+	r.ring1(r.spaceWake)
 	r.watchMu.Lock()
 	if r.watch != nil {
 		r.watch.close()

@@ -95,7 +95,7 @@ func (r *Ring) writeHeader(at, length uint32) {
 func (r *Ring) publish(t uint32) {
 	r.pos = t
 	r.tail.Store(t)
-	r.notify(r.dataWait, r.dataBell)
+	r.notify(r.dataWait, r.dataWake)
 }
 
 func (r *Ring) reserved() []byte {
@@ -170,7 +170,7 @@ func (r *Ring) reserve(ctx context.Context, n int) error {
 		if ok {
 			return nil
 		}
-		if err := r.park(ctx, r.head, r.peer, r.spaceWait, r.spaceBell); err != nil {
+		if err := r.park(ctx, r.head, r.peer, r.spaceWait, r.spaceWake); err != nil {
 			return err
 		}
 	}
@@ -253,7 +253,7 @@ func (r *Ring) tryPeek() (p []byte, rec uint32, err error) {
 func (r *Ring) release(n uint32) {
 	r.pos += n
 	r.head.Store(r.pos)
-	r.notify(r.spaceWait, r.spaceBell)
+	r.notify(r.spaceWait, r.spaceWake)
 }
 
 // TryRecv copies the next message into buf if one is there now, and
@@ -313,7 +313,7 @@ func (r *Ring) next(ctx context.Context) ([]byte, uint32, error) {
 		if err != nil || rec != 0 {
 			return p, rec, err
 		}
-		if err := r.park(ctx, r.tail, r.peer, r.dataWait, r.dataBell); err != nil {
+		if err := r.park(ctx, r.tail, r.peer, r.dataWait, r.dataWake); err != nil {
 			return nil, 0, err
 		}
 	}

@@ -170,7 +170,7 @@ func (r *Ring) debugState() string {
 	defer r.leave()
 	return fmt.Sprintf("%v end: tail %d head %d (%d bytes in flight), data waiter %d bell %d, space waiter %d bell %d, closed word %d, end state %#x",
 		r.role, r.tail.Load(), r.head.Load(), r.tail.Load()-r.head.Load(),
-		r.dataWait.Load(), r.dataBell.Load(), r.spaceWait.Load(), r.spaceBell.Load(),
+		r.dataWait.Load(), r.dataWake.Load(), r.spaceWait.Load(), r.spaceWake.Load(),
 		r.closedW.Load(), r.state.Load())
 }
 
