@@ -13,23 +13,14 @@ import (
 	"time"
 
 	"github.com/knit-go/knit/internal/emul"
+	"github.com/knit-go/knit/internal/testutil"
 )
 
 // parkWatchdog fails a blocking test loudly instead of hanging CI: if stop
 // is not called within d, it panics with every goroutine's stack and
 // state(), which names the counters the test was waiting on.
 func parkWatchdog(t testing.TB, d time.Duration, state func() string) (stop func()) {
-	name := t.Name()
-	tm := time.AfterFunc(d, func() {
-		buf := make([]byte, 1<<20)
-		buf = buf[:runtime.Stack(buf, true)]
-		s := ""
-		if state != nil {
-			s = state()
-		}
-		panic(fmt.Sprintf("lost wakeup: %s made no progress for %v (%s)\n\n%s", name, d, s, buf))
-	})
-	return func() { tm.Stop() }
+	return testutil.Watchdog(t, d, state)
 }
 
 // eventState describes e's internals for a watchdog report.

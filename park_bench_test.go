@@ -7,6 +7,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/knit-go/knit/internal/cputime"
 )
 
 // The parking benchmarks. Every figure that matters is a ratio between
@@ -23,12 +25,12 @@ type parkMeter struct{ cpu time.Duration }
 
 func startParkMeter(b *testing.B) parkMeter {
 	b.ResetTimer()
-	return parkMeter{parkProcessCPU()}
+	return parkMeter{cputime.Used()}
 }
 
 func (m parkMeter) stop(b *testing.B, events ...*Event) {
 	b.StopTimer()
-	cpu := parkProcessCPU() - m.cpu
+	cpu := cputime.Used() - m.cpu
 	n := float64(b.N)
 	b.ReportMetric(float64(cpu.Microseconds())/n, "cpu-µs/op")
 	if len(events) > 0 {

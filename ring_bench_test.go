@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 	"unsafe"
+
+	"github.com/knit-go/knit/internal/cputime"
 )
 
 // Ring benchmarks. Each top-level benchmark holds its comparison rows as
@@ -18,12 +20,12 @@ import (
 // cpuMeter reports CPU-µs per op next to ns/op.
 type cpuMeter struct{ start time.Duration }
 
-func startCPU(b *testing.B) cpuMeter { b.ResetTimer(); return cpuMeter{parkProcessCPU()} }
+func startCPU(b *testing.B) cpuMeter { b.ResetTimer(); return cpuMeter{cputime.Used()} }
 
 func (m cpuMeter) stop(b *testing.B, ops int) {
 	b.StopTimer()
 	if ops > 0 {
-		b.ReportMetric(float64(parkProcessCPU()-m.start)/1e3/float64(ops), "cpu-µs/op")
+		b.ReportMetric(float64(cputime.Used()-m.start)/1e3/float64(ops), "cpu-µs/op")
 	}
 }
 

@@ -11,6 +11,8 @@ import (
 	"testing"
 	"time"
 	"unsafe"
+
+	"github.com/knit-go/knit/internal/testutil"
 )
 
 // ringKind builds one kind of ring for the table-driven tests.
@@ -107,21 +109,7 @@ func waitRegistered(t testing.TB, e *Event, n int) {
 
 // watchdog fails the test with every goroutine's stack if it is still
 // running after d: a lost wakeup becomes a failure, not a CI hang.
-func watchdog(t testing.TB, d time.Duration) (stop func()) {
-	t.Helper()
-	done := make(chan struct{})
-	var once sync.Once
-	go func() {
-		select {
-		case <-done:
-		case <-time.After(d):
-			buf := make([]byte, 1<<20)
-			buf = buf[:runtime.Stack(buf, true)]
-			panic(fmt.Sprintf("%s: watchdog: no progress after %v (lost wakeup?)\n%s", t.Name(), d, buf))
-		}
-	}()
-	return func() { once.Do(func() { close(done) }) }
-}
+func watchdog(t testing.TB, d time.Duration) (stop func()) { return testutil.Watchdog(t, d) }
 
 func TestRingCapacity(t *testing.T) {
 	for _, k := range ringKinds {
@@ -616,3 +604,6 @@ func TestRingZeroAlloc(t *testing.T) {
 		}
 	}
 }
+
+// raceEnabled: the race detector is on (stress tests scale down).
+const raceEnabled = testutil.Race

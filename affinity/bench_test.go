@@ -4,6 +4,8 @@ import (
 	"runtime"
 	"sync/atomic"
 	"testing"
+
+	"github.com/knit-go/knit/internal/cputime"
 )
 
 // spinsBeforeYield bounds a waiter's spinning before runtime.Gosched.
@@ -125,12 +127,12 @@ func roundTrip(b *testing.B, setupPing, setupPong func() (func(), error)) {
 	defer release()
 	<-ready
 	b.ResetTimer()
-	cpu0 := processCPU()
+	cpu0 := cputime.Used()
 	for i := int64(1); i <= n; i++ {
 		turn.Store(2*i - 1)
 		waitFor(turn, 2*i)
 	}
-	cpu := processCPU() - cpu0
+	cpu := cputime.Used() - cpu0
 	b.StopTimer()
 	<-done
 	// Both sides spin, so about 2 CPU-ns per ns unless they wait for

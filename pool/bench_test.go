@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/knit-go/knit"
+	"github.com/knit-go/knit/internal/cputime"
 )
 
 // The benchmarks compare the pool with the standard library's shapes in
@@ -30,12 +31,12 @@ type cpuMeter struct{ start time.Duration }
 func startCPU(b *testing.B) cpuMeter {
 	b.ReportAllocs()
 	b.ResetTimer()
-	return cpuMeter{cpuTime()}
+	return cpuMeter{cputime.Used()}
 }
 
 func (m cpuMeter) stop(b *testing.B, ops int) {
 	b.StopTimer()
-	b.ReportMetric(float64(cpuTime()-m.start)/1e3/float64(ops), "cpu-µs/op")
+	b.ReportMetric(float64(cputime.Used()-m.start)/1e3/float64(ops), "cpu-µs/op")
 }
 
 // BenchmarkGo is the per-task overhead of fire-and-forget trivial tasks:
@@ -267,11 +268,11 @@ func BenchmarkIdle(b *testing.B) {
 	const window = 250 * time.Millisecond
 	measure := func(b *testing.B) {
 		b.ResetTimer()
-		t0, c0 := time.Now(), cpuTime()
+		t0, c0 := time.Now(), cputime.Used()
 		for range b.N {
 			time.Sleep(window)
 		}
-		b.ReportMetric(float64(cpuTime()-c0)/float64(time.Since(t0)), "idle-cores")
+		b.ReportMetric(float64(cputime.Used()-c0)/float64(time.Since(t0)), "idle-cores")
 	}
 	// The window opens once every worker has parked, spin run out: a
 	// fixed pause would let a loaded machine count the spin as idle CPU.

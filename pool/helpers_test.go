@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/knit-go/knit/internal/emul"
+	"github.com/knit-go/knit/internal/testutil"
 )
 
 // TestMain arms a watchdog over the whole run, for the tests and examples
@@ -86,13 +87,7 @@ func watchdog(t *testing.T, d time.Duration) {
 	if emulated {
 		d *= 5
 	}
-	timer := time.AfterFunc(d, func() {
-		buf := make([]byte, 1<<20)
-		buf = buf[:runtime.Stack(buf, true)]
-		fmt.Fprintf(os.Stderr, "watchdog: %s still running after %v; goroutines:\n%s\n", t.Name(), d, buf)
-		panic("watchdog: " + t.Name() + " hung")
-	})
-	t.Cleanup(func() { timer.Stop() })
+	testutil.Watchdog(t, d)
 }
 
 // settleParked waits, up to d, for every worker of p to be parked for
@@ -198,3 +193,7 @@ func checkNoLeak(t *testing.T, base int) {
 		t.Fatalf("pool workers still running:\n%s", leaked)
 	}
 }
+
+// raceEnabled: the race detector is on (watchdogs allow more, allocation
+// tests skip).
+const raceEnabled = testutil.Race

@@ -6,11 +6,12 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
-	"runtime"
 	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/knit-go/knit/internal/testutil"
 )
 
 // Helpers shared by the tests: re-executing the test binary as a peer,
@@ -106,18 +107,7 @@ func (c *child) kill(t testing.TB) {
 // safe to read concurrently: atomics, channels' lengths), adds a line
 // of the test's state.
 func watchdog(t testing.TB, d time.Duration, show ...func() string) {
-	name := t.Name()
-	timer := time.AfterFunc(d, func() {
-		buf := make([]byte, 1<<20)
-		buf = buf[:runtime.Stack(buf, true)]
-		fmt.Fprintf(os.Stderr, "watchdog: %s still running after %v\n", name, d)
-		for _, f := range show {
-			fmt.Fprintf(os.Stderr, "watchdog: %s\n", f())
-		}
-		fmt.Fprintf(os.Stderr, "%s\n", buf)
-		panic("watchdog: " + name + " hung")
-	})
-	t.Cleanup(func() { timer.Stop() })
+	testutil.Watchdog(t, d, show...)
 }
 
 // waitDeadline bounds a wait for a condition in the tests: long enough
@@ -261,3 +251,6 @@ func pair(t testing.TB, capacity int) (p, c *Ring) {
 	}
 	return p, c
 }
+
+// raceEnabled: the race detector is on (stress tests scale down).
+const raceEnabled = testutil.Race

@@ -1,0 +1,41 @@
+// Package testutil holds what the tests of every knit package need alike:
+// a watchdog that turns a hang (a lost wakeup) into a failure with every
+// goroutine's stack, and whether the race detector is on.
+package testutil
+
+import (
+	"fmt"
+	"os"
+	"runtime"
+	"strings"
+	"testing"
+	"time"
+)
+
+// Watchdog panics, printing t's name, what state reports and the stack of
+// every goroutine, if the test is still running after d: a lost wakeup
+// becomes a failure with the evidence, not a CI run that hangs until its
+// timeout. It stops at t's cleanup, or earlier by the returned stop.
+// state may read only what is safe to read from another goroutine.
+func Watchdog(t testing.TB, d time.Duration, state ...func() string) (stop func()) {
+	name := t.Name()
+	timer := time.AfterFunc(d, func() {
+		buf := make([]byte, 1<<20)
+		buf = buf[:runtime.Stack(buf, true)]
+		var states []string
+		for _, f := range state {
+			if f != nil {
+				states = append(states, f())
+			}
+		}
+		msg := fmt.Sprintf("watchdog: %s made no progress for %v (lost wakeup?)", name, d)
+		if len(states) > 0 {
+			msg += ": " + strings.Join(states, "; ")
+		}
+		fmt.Fprintf(os.Stderr, "%s\n\n%s\n", msg, buf)
+		panic(msg)
+	})
+	stop = func() { timer.Stop() }
+	t.Cleanup(stop)
+	return stop
+}

@@ -1,5 +1,0 @@
-//go:build !race
-
-package knit
-
-const raceEnabled = false
