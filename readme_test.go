@@ -58,6 +58,9 @@ var (
 	check   func(context.Context, string) error
 	ticker  *time.Ticker
 	quit    chan struct{}
+	inbox   *knit.MPSC[*Job]
+	run     func(*Job)
+	flush   func(time.Time)
 )
 
 var (
