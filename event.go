@@ -422,9 +422,9 @@ var readied [64]struct {
 
 // A note that never expires (cleared by the Wait that takes it) saves
 // the two counter reads and measured 7% faster on a request and reply,
-// but a stale note then makes a stream's consumer yield: batch-1 SPSC
-// went from 10.5 to 17 ns an item (BENCHMARKS.md, "Parking"). Hence
-// the window.
+// but a stale note then makes a stream's consumer yield, which cost
+// batch-1 SPSC more than half again per item (BENCHMARKS.md, "Parking").
+// Hence the window.
 //
 // readiedWindow is how soon after the Notify, in counter ticks, a Wait
 // takes its note: about 400 ns, long enough for a notifier that blocks

@@ -48,14 +48,10 @@ const packetFree = 16
 // add on a line the runners share. A one-worker pool claims the whole
 // packet at once: nobody can share it.
 //
-// Measured (BenchmarkCallBatchGrains: CallBatch(100), two workers,
-// uneven calls; medians of 7 runs on two CPUs): with calls of about
-// 0.2 us on average, 1, 2, 4, 8, 16 and 50 grains took 20.1, 20.2, 18.7,
-// 18.0, 19.0 and 22.2 us a batch (a Call per message 21.9); with calls of
-// about 7.6 us, 428, 461, 410, 400, 432 and 394 us (a Call per message
-// 407, the ideal 380). 4 and 8 are within the runs' spread of each other
-// on both; one call per run costs short calls 19% more time and CPU. A
-// variable so that the benchmark can sweep it.
+// Measured with BenchmarkCallBatchGrains (the table is in BENCHMARKS.md,
+// "Pool"): 4 and 8 grains are the fastest for short calls and long ones,
+// within each other's spread; one call per run costs short calls a fifth
+// more time and CPU. A variable so that the benchmark can sweep it.
 var packetGrains int64 = 4
 
 // packet is one CallBatch chunk.

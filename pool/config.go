@@ -118,11 +118,8 @@ const DefaultSpin = 50 * time.Microsecond
 // garbage collector's workers (a quarter of the Ps). GOMAXPROCS, not the
 // CPU count, is what counts: a spinning goroutine holds a P.
 //
-// A spinning worker yields its P when it starts spinning and every 10 µs:
-// the Go scheduler puts a goroutine woken by this worker on this worker's
-// P, behind the spinner. Without the yields one call then wait took 58
-// µs/call spinning (the caller waited out the spin every time), and 100
-// calls then wait 1.3 µs/call.
+// A spinning worker yields its P as it spins (worker.spinForWork says
+// why).
 func (cfg *Config) spinFor(n int) time.Duration {
 	def := time.Duration(0)
 	if n == 1 {

@@ -13,10 +13,10 @@ var stackBufs = sync.Pool{New: func() any { return new([64]byte) }}
 // curgStack identifies the calling goroutine by the id in the first line
 // of its stack trace ("goroutine 42 [running]:"). runtime.Stack formats
 // the whole stack to get there (up to 100 frames printed, every frame
-// unwound), whatever the buffer holds. BenchmarkCurg, with -tags purego
-// on two vCPUs: 2 to 3 times curgSpawn's cost from the benchmark's own
-// frames (5.6 µs against 1.9), over 40 times 150 frames deeper (95 µs
-// against 2.2), natively and under qemu-aarch64 alike. A task waiting on
+// unwound), whatever the buffer holds: BenchmarkCurg (BENCHMARKS.md,
+// "Pool") puts it at 2 to 3 times curgSpawn's cost from the benchmark's
+// own frames and over 40 times 150 frames deeper, natively and under
+// qemu-aarch64 alike. A task waiting on
 // its own pool waits on top of the stacks of the tasks below it, so that
 // depth is what nesting reaches; curgSpawn does not pay it.
 func curgStack() uintptr {

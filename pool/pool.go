@@ -161,10 +161,9 @@ func newQueue(qs int) (q *knit.MPMC[job]) {
 // waitPark is how every wait on a result, a group or room in the queues
 // parks: at once, in the Go scheduler. A caller that spins holds its P,
 // and the worker its Call readied sits on that P's run-next slot behind it
-// until another P steals it: with a 50 µs spin in Wait, one-at-a-time
-// Call+Wait on a 2-vCPU machine took 84-225 µs/call, against 0.7-0.9 µs
-// parking at once (both measured before Wait's yield, which took the
-// latter to 0.5-0.7 µs).
+// until another P steals it: a 50 µs spin in Wait made one-at-a-time
+// Call+Wait on two CPUs about a hundred times slower than parking at once
+// (BENCHMARKS.md, "Pool").
 var waitPark = knit.Park{Spin: knit.NoSpin}
 
 func logPanic(value any, stack []byte) {

@@ -129,9 +129,10 @@ const (
 // core its peer needs.
 const DefaultSpin = 50 * time.Microsecond
 
-// Measured on 2 vCPUs (64 B and 64 KiB cross-process round trips, p50
-// over 2000, same run): spinning 50 µs
-// gave 117-123 µs, sleeping at once 12-16 µs. With two processes on two
+// Measured on 2 vCPUs (cross-process round trips, BENCHMARKS.md "Shared
+// memory between processes"): spinning 50 µs made 4 KiB and 64 KiB round
+// trips seven to nine times slower than sleeping at once, and helped 64 B
+// ones only in a quiet window. With two processes on two
 // cores the spinner holds the core its peer needs to produce the reply
 // (and PAUSE loops invite the hypervisor to deschedule the vCPU), so the
 // spin never pays there. internal/spinpolicy keeps the threshold, on
