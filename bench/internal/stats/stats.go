@@ -1,4 +1,7 @@
-package harness
+// Package stats is the one place the bench module's figures are
+// reduced: medians, percentiles and ranges over samples, for knitbench's
+// harness and for the HTTP isolation study alike.
+package stats
 
 import (
 	"math"
