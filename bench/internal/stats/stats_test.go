@@ -3,6 +3,7 @@ package stats
 import (
 	"math"
 	"testing"
+	"time"
 )
 
 func TestPercentileKnownSamples(t *testing.T) {
@@ -55,5 +56,24 @@ func TestEmptySamples(t *testing.T) {
 	lo, hi = MinMax([]float64{3, -1, 8, 2})
 	if lo != -1 || hi != 8 {
 		t.Errorf("MinMax = %v, %v, want -1, 8", lo, hi)
+	}
+}
+
+func TestNearestRank(t *testing.T) {
+	var d []time.Duration
+	for i := 1; i <= 100; i++ {
+		d = append(d, time.Duration(i))
+	}
+	if p := NearestRank(d, 50); p != 50 {
+		t.Errorf("p50 of 1..100 = %v", p)
+	}
+	if p := NearestRank(d, 99); p != 99 {
+		t.Errorf("p99 of 1..100 = %v", p)
+	}
+	if p := NearestRank(d[:1], 99); p != 1 {
+		t.Errorf("p99 of one = %v", p)
+	}
+	if p := NearestRank([]time.Duration(nil), 50); p != 0 {
+		t.Errorf("p50 of none = %v", p)
 	}
 }
