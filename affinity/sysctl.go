@@ -14,12 +14,39 @@ import (
 // level, the CPUs of an L2 cluster, and the threads of a core, are
 // consecutive.
 func layoutFromSysctl(get func(name string) (int, error)) (Layout, error) {
+	m, err := readSysctl(get)
+	if err != nil {
+		return Layout{}, err
+	}
+	return m.layout(), nil
+}
+
+// sysctlMachine is what sysctl says about the CPUs: counts and sizes per
+// performance level, no ids.
+type sysctlMachine struct {
+	logical    int // hw.logicalcpu
+	perPackage int // CPUs per package (hw.packages splits them evenly)
+	levels     []sysctlLevel
+}
+
+// sysctlLevel is one performance level, or the whole machine where sysctl
+// describes no levels.
+type sysctlLevel struct {
+	logical, physical int
+	l1d, l2, l3       int // cache sizes, bytes
+	perL2, perL3      int // CPUs sharing one L2, one L3; 0 if not reported
+	typ               CoreType
+}
+
+// readSysctl reads the hw.* values through get. Only hw.logicalcpu is
+// required; a value get fails on, or a negative one, reads as 0.
+func readSysctl(get func(name string) (int, error)) (sysctlMachine, error) {
 	logical, err := get("hw.logicalcpu")
 	if err != nil {
-		return Layout{}, fmt.Errorf("affinity: sysctl hw.logicalcpu: %w", err)
+		return sysctlMachine{}, fmt.Errorf("affinity: sysctl hw.logicalcpu: %w", err)
 	}
 	if logical < 1 || logical > cpuLimit {
-		return Layout{}, fmt.Errorf("affinity: sysctl hw.logicalcpu is %d", logical)
+		return sysctlMachine{}, fmt.Errorf("affinity: sysctl hw.logicalcpu is %d", logical)
 	}
 	opt := func(name string) int {
 		n, err := get(name)
@@ -28,22 +55,15 @@ func layoutFromSysctl(get func(name string) (int, error)) (Layout, error) {
 		}
 		return n
 	}
-	type level struct {
-		logical, physical int
-		l1d, l2, l3       int // cache sizes, bytes
-		perL2, perL3      int // CPUs sharing one L2, one L3; 0 if not reported
-		typ               CoreType
-	}
 	packages := max(opt("hw.packages"), 1)
-	perPackage := max(logical/packages, 1)
+	m := sysctlMachine{logical: logical, perPackage: max(logical/packages, 1)}
 
 	// Apple silicon, since macOS 12, describes each performance level.
-	var levels []level
 	total := 0
 	nlevels := opt("hw.nperflevels")
 	for i := range nlevels {
 		p := fmt.Sprintf("hw.perflevel%d.", i)
-		lv := level{
+		lv := sysctlLevel{
 			logical: opt(p + "logicalcpu"), physical: opt(p + "physicalcpu"),
 			l1d: opt(p + "l1dcachesize"), l2: opt(p + "l2cachesize"), l3: opt(p + "l3cachesize"),
 			perL2: opt(p + "cpusperl2"), perL3: opt(p + "cpusperl3"),
@@ -55,21 +75,26 @@ func layoutFromSysctl(get func(name string) (int, error)) (Layout, error) {
 			}
 		}
 		total += lv.logical
-		levels = append(levels, lv)
+		m.levels = append(m.levels, lv)
 	}
 	if total != logical {
 		// Intel Macs and older systems: whole-machine figures only. The L3
 		// of an Intel part spans its package.
-		levels = []level{{
+		m.levels = []sysctlLevel{{
 			logical: logical, physical: opt("hw.physicalcpu"),
 			l1d: opt("hw.l1dcachesize"), l2: opt("hw.l2cachesize"), l3: opt("hw.l3cachesize"),
-			perL3: perPackage,
+			perL3: m.perPackage,
 		}}
 	}
+	return m, nil
+}
 
-	l := Layout{Source: "sysctl", CPUs: make([]CPU, 0, logical)}
+// layout numbers the CPUs of m: level by level, and within a level core
+// by core and L2 cluster by cluster.
+func (m sysctlMachine) layout() Layout {
+	l := Layout{Source: "sysctl", CPUs: make([]CPU, 0, m.logical)}
 	id, core, cluster := 0, 0, 0
-	for _, lv := range levels {
+	for _, lv := range m.levels {
 		threads := 1
 		if lv.physical > 0 && lv.logical%lv.physical == 0 {
 			threads = lv.logical / lv.physical
@@ -86,7 +111,7 @@ func layoutFromSysctl(get func(name string) (int, error)) (Layout, error) {
 		first := id
 		for i := range lv.logical {
 			c := CPU{
-				ID: id, Core: core + i/threads, Package: id / perPackage,
+				ID: id, Core: core + i/threads, Package: id / m.perPackage,
 				Die: -1, Cluster: -1, Node: -1,
 				L1D: lv.l1d, L2: lv.l2, L3: lv.l3, Type: lv.typ,
 			}
@@ -104,7 +129,7 @@ func layoutFromSysctl(get func(name string) (int, error)) (Layout, error) {
 			cluster += (lv.logical + lv.perL2 - 1) / lv.perL2
 		}
 	}
-	return l, nil
+	return l
 }
 
 // spanFrom returns the n CPUs from first on.

@@ -1,64 +1,36 @@
 package harness
 
 import (
-	"fmt"
 	"slices"
-	"strconv"
-	"strings"
+
+	"github.com/knit-go/knit/affinity"
 )
 
 // CPUList is a set of CPU numbers, ascending, as taskset and
-// /proc/PID/status write them ("0-3,8").
+// /proc/PID/status write them ("0-3,8"): an affinity.CPUSet as a slice,
+// for the split and the GOMAXPROCS count.
 type CPUList []int
 
-// ParseCPUList reads "0-3,8". The empty string is the empty list.
+// ParseCPUList reads "0-3,8" with affinity.ParseCPUSet. The empty string
+// is the empty list.
 func ParseCPUList(s string) (CPUList, error) {
-	var out CPUList
-	for _, part := range strings.Split(strings.TrimSpace(s), ",") {
-		part = strings.TrimSpace(part)
-		if part == "" {
-			continue
-		}
-		lo, hi, isRange := strings.Cut(part, "-")
-		a, err := strconv.Atoi(lo)
-		if err != nil || a < 0 {
-			return nil, fmt.Errorf("cpu list %q: bad cpu %q", s, lo)
-		}
-		b := a
-		if isRange {
-			if b, err = strconv.Atoi(hi); err != nil || b < a {
-				return nil, fmt.Errorf("cpu list %q: bad range %q", s, part)
-			}
-		}
-		for c := a; c <= b; c++ {
-			out = append(out, c)
-		}
+	set, err := affinity.ParseCPUSet(s)
+	if err != nil || set.Len() == 0 {
+		return nil, err
 	}
-	slices.Sort(out)
-	return slices.Compact(out), nil
+	return set.CPUs(), nil
+}
+
+// set is l as an affinity.CPUSet.
+func (l CPUList) set() affinity.CPUSet {
+	var s affinity.CPUSet
+	s.Add(l...)
+	return s
 }
 
 // String writes the list with ranges, so it compares equal to
 // Cpus_allowed_list.
-func (l CPUList) String() string {
-	var b strings.Builder
-	for i := 0; i < len(l); {
-		j := i
-		for j+1 < len(l) && l[j+1] == l[j]+1 {
-			j++
-		}
-		if b.Len() > 0 {
-			b.WriteByte(',')
-		}
-		b.WriteString(strconv.Itoa(l[i]))
-		if j > i {
-			b.WriteByte('-')
-			b.WriteString(strconv.Itoa(l[j]))
-		}
-		i = j + 1
-	}
-	return b.String()
-}
+func (l CPUList) String() string { return l.set().String() }
 
 // Overlaps reports whether l and m share a CPU.
 func (l CPUList) Overlaps(m CPUList) bool {

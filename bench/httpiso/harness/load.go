@@ -13,6 +13,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/knit-go/knit/bench/internal/stats"
 	vegeta "github.com/tsenart/vegeta/v12/lib"
 )
 
@@ -187,19 +188,10 @@ func (r *recorder) result(window time.Duration) RouteResult {
 		return res
 	}
 	res.RPS = float64(n) / window.Seconds()
-	res.P50 = ms(percentile(r.lat, 0.50))
-	res.P99 = ms(percentile(r.lat, 0.99))
+	res.P50 = ms(stats.NearestRank(r.lat, 50))
+	res.P99 = ms(stats.NearestRank(r.lat, 99))
 	res.Success = float64(r.ok) / float64(n)
 	return res
-}
-
-// percentile is the nearest-rank percentile of sorted.
-func percentile(sorted []time.Duration, p float64) time.Duration {
-	if len(sorted) == 0 {
-		return 0
-	}
-	i := int(float64(len(sorted))*p+0.999999999) - 1
-	return sorted[min(max(i, 0), len(sorted)-1)]
 }
 
 func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }

@@ -40,6 +40,31 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 }
 
 func drive(args []string, stdout, stderr io.Writer) int {
+	d, code := parseDrive(args, stderr)
+	if d == nil {
+		return code
+	}
+	return d.run(stdout, stderr)
+}
+
+// driver is the driver's command line, parsed and checked: the options
+// of the run, and where its results go.
+type driver struct {
+	opt Options
+	out string // results directory; "" for the default under bench/results
+}
+
+// fail writes the command's error line and returns code.
+func fail(stderr io.Writer, code int, format string, a ...any) int {
+	fmt.Fprintf(stderr, "httpiso-bench: "+format+"\n", a...)
+	return code
+}
+
+// parseDrive parses and checks the driver's flags and fills in their
+// defaults: the quick or full plan, the CPU split, this binary as the
+// launcher. It returns nil and the exit status when there is nothing to
+// run: 2 for bad flags, 1 when the CPUs or the executable cannot be read.
+func parseDrive(args []string, stderr io.Writer) (*driver, int) {
 	fs := flag.NewFlagSet("httpiso-bench", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	var (
@@ -72,14 +97,10 @@ func drive(args []string, stdout, stderr io.Writer) int {
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(args); err != nil {
-		return 2
-	}
-	fail := func(code int, format string, a ...any) int {
-		fmt.Fprintf(stderr, "httpiso-bench: "+format+"\n", a...)
-		return code
+		return nil, 2
 	}
 	if fs.NArg() > 0 {
-		return fail(2, "unexpected arguments %q", fs.Args())
+		return nil, fail(stderr, 2, "unexpected arguments %q", fs.Args())
 	}
 	pick := func(v *time.Duration, quick, long time.Duration) {
 		if *v == 0 {
@@ -99,7 +120,7 @@ func drive(args []string, stdout, stderr io.Writer) int {
 		}
 	}
 	if *conns < 1 || *rate < 0 || *rateFrac <= 0 || *rateFrac > 1 || *procs < 0 || *rounds < 1 || *nice < -20 || *nice > 19 || *maxOther < 0 || *retries < 0 {
-		return fail(2, "bad -conns, -rate, -rate-frac, -gomaxprocs, -rounds, -nice, -max-other or -retries")
+		return nil, fail(stderr, 2, "bad -conns, -rate, -rate-frac, -gomaxprocs, -rounds, -nice, -max-other or -retries")
 	}
 
 	opt := Options{
@@ -114,13 +135,13 @@ func drive(args []string, stdout, stderr io.Writer) int {
 		case Open:
 			opt.Open = true
 		default:
-			return fail(2, "-shapes: unknown shape %q (closed, open)", s)
+			return nil, fail(stderr, 2, "-shapes: unknown shape %q (closed, open)", s)
 		}
 	}
 
 	avail, err := availableCPUs()
 	if err != nil {
-		return fail(1, "%v", err)
+		return nil, fail(stderr, 1, "%v", err)
 	}
 	opt.ServerCPUs, opt.LoadCPUs = SplitCPUs(avail)
 	for _, f := range []struct {
@@ -129,7 +150,7 @@ func drive(args []string, stdout, stderr io.Writer) int {
 	}{{*serverCPUs, &opt.ServerCPUs}, {*loadCPUs, &opt.LoadCPUs}} {
 		if f.s != "" {
 			if *f.dst, err = ParseCPUList(f.s); err != nil {
-				return fail(2, "%v", err)
+				return nil, fail(stderr, 2, "%v", err)
 			}
 		}
 	}
@@ -151,23 +172,31 @@ func drive(args []string, stdout, stderr io.Writer) int {
 		}
 	}
 	if opt.Configs, err = ParseConfigs(plan, g); err != nil {
-		return fail(2, "%v", err)
+		return nil, fail(stderr, 2, "%v", err)
 	}
 
 	exe, err := os.Executable()
 	if err != nil {
-		return fail(1, "%v", err)
+		return nil, fail(stderr, 1, "%v", err)
 	}
 	opt.Launcher = Launcher{Exe: exe, ServerExe: *serverExe}
 	if !*quiet {
 		opt.Progress = stderr
 	}
+	return &driver{opt: opt, out: *out}, 0
+}
+
+// run pins the driver beside the load, runs every configuration until
+// done or interrupted, and writes the report to stdout and the results
+// directory. It returns the exit status: 1 for a failed configuration.
+func (d *driver) run(stdout, stderr io.Writer) int {
+	opt := d.opt
 	if len(opt.LoadCPUs) > 0 && !opt.ServerCPUs.Overlaps(opt.LoadCPUs) {
 		// The driver wakes only at the window's edges, but it is kept off
 		// the server's CPUs all the same.
 		restore, err := pinSelf(opt.LoadCPUs)
 		if err != nil {
-			return fail(1, "%v", err)
+			return fail(stderr, 1, "%v", err)
 		}
 		defer restore()
 	}
@@ -185,23 +214,23 @@ func drive(args []string, stdout, stderr io.Writer) int {
 	opt.Ctx = ctx
 	res, runErr := Run(opt)
 	if res == nil {
-		return fail(1, "%v", runErr)
+		return fail(stderr, 1, "%v", runErr)
 	}
 	sums := Summarize(opt.Configs, res.Rows)
 	var md bytes.Buffer
 	Markdown(&md, res, sums)
 	stdout.Write(md.Bytes())
 
-	dir := *out
+	dir := d.out
 	if dir == "" {
 		dir = filepath.Join(resultsRoot(), "httpiso-"+res.Meta.Started.Format("20060102-150405"))
 	}
 	if err := writeResults(dir, md.Bytes(), res, sums); err != nil {
-		return fail(1, "writing results: %v", err)
+		return fail(stderr, 1, "writing results: %v", err)
 	}
 	fmt.Fprintf(stderr, "httpiso-bench: results in %s (%v)\n", dir, res.Meta.Elapsed.Round(time.Second))
 	if runErr != nil {
-		return fail(1, "%v", runErr)
+		return fail(stderr, 1, "%v", runErr)
 	}
 	return 0
 }

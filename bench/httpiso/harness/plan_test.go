@@ -57,22 +57,3 @@ func TestCPUList(t *testing.T) {
 		}
 	}
 }
-
-func TestPercentile(t *testing.T) {
-	var d []time.Duration
-	for i := 1; i <= 100; i++ {
-		d = append(d, time.Duration(i))
-	}
-	if p := percentile(d, 0.5); p != 50 {
-		t.Errorf("p50 of 1..100 = %v", p)
-	}
-	if p := percentile(d, 0.99); p != 99 {
-		t.Errorf("p99 of 1..100 = %v", p)
-	}
-	if p := percentile(d[:1], 0.99); p != 1 {
-		t.Errorf("p99 of one = %v", p)
-	}
-	if p := percentile(nil, 0.5); p != 0 {
-		t.Errorf("p50 of none = %v", p)
-	}
-}

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/knit-go/knit/affinity"
 	"golang.org/x/sys/unix"
 )
 
@@ -149,17 +150,11 @@ func listenInode(port int) (string, error) {
 
 // availableCPUs is the harness's own affinity mask.
 func availableCPUs() (CPUList, error) {
-	var set unix.CPUSet
-	if err := unix.SchedGetaffinity(0, &set); err != nil {
+	set, err := affinity.Available()
+	if err != nil {
 		return nil, err
 	}
-	var out CPUList
-	for c := 0; c < len(set)*64; c++ {
-		if set.IsSet(c) {
-			out = append(out, c)
-		}
-	}
-	return out, nil
+	return set.CPUs(), nil
 }
 
 func cpuSet(cpus CPUList) unix.CPUSet {
@@ -178,6 +173,10 @@ func cpuSet(cpus CPUList) unix.CPUSet {
 // misses threads the runtime already started (both are per thread on
 // Linux). An empty cpus leaves the mask alone; nice 0 leaves the
 // priority alone.
+//
+// It sets the mask itself, not through affinity.PinSet: once the driver
+// has pinned itself beside the load (pinSelf), its own mask is the load's
+// CPUs, and PinSet refuses CPUs outside the process's mask.
 func startPinned(cmd *exec.Cmd, cpus CPUList, nice int) error {
 	if len(cpus) == 0 && nice == 0 {
 		return cmd.Start()
@@ -253,7 +252,8 @@ func procNice(pid int) (int, error) {
 // pinSelf moves every thread of this process to cpus and returns a func
 // that puts them back on the mask they had. Threads the runtime starts in
 // between inherit the mask from the thread that creates them. The driver
-// pins itself next to the load, off the server's CPUs.
+// pins itself next to the load, off the server's CPUs. affinity pins the
+// calling thread only, so this sets each thread's mask itself.
 func pinSelf(cpus CPUList) (restore func(), err error) {
 	var old unix.CPUSet
 	if err := unix.SchedGetaffinity(0, &old); err != nil {

@@ -1,8 +1,9 @@
 package harness
 
 import (
-	"slices"
 	"time"
+
+	"github.com/knit-go/knit/bench/internal/stats"
 )
 
 // Summary is one configuration over its successful rounds: the median of
@@ -123,24 +124,21 @@ func medianShape(rows []Row, get func(Row) *Shape) *Shape {
 	return m
 }
 
-func median(rows []Row, f func(Row) float64) float64 {
+// values is f of every row, for the stats functions.
+func values(rows []Row, f func(Row) float64) []float64 {
 	v := make([]float64, len(rows))
 	for i, r := range rows {
 		v[i] = f(r)
 	}
-	slices.Sort(v)
-	n := len(v)
-	if n%2 == 1 {
-		return v[n/2]
-	}
-	return (v[n/2-1] + v[n/2]) / 2
+	return v
+}
+
+func median(rows []Row, f func(Row) float64) float64 {
+	return stats.Median(values(rows, f))
 }
 
 func minOver(rows []Row, f func(Row) float64) float64 {
-	lo := f(rows[0])
-	for _, r := range rows[1:] {
-		lo = min(lo, f(r))
-	}
+	lo, _ := stats.MinMax(values(rows, f))
 	return lo
 }
 
@@ -148,11 +146,9 @@ func spread(rows []Row, f func(Row) float64) float64 {
 	if len(rows) < 2 {
 		return 0
 	}
-	lo, hi := f(rows[0]), f(rows[0])
-	for _, r := range rows[1:] {
-		lo, hi = min(lo, f(r)), max(hi, f(r))
-	}
-	if m := median(rows, f); m > 0 {
+	v := values(rows, f)
+	lo, hi := stats.MinMax(v)
+	if m := stats.Median(v); m > 0 {
 		return (hi - lo) / m
 	}
 	return 0

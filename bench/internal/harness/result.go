@@ -3,6 +3,8 @@ package harness
 import (
 	"math"
 	"time"
+
+	"github.com/knit-go/knit/bench/internal/stats"
 )
 
 // Sample is one row's timed window in one round: the raw figures every
@@ -104,11 +106,11 @@ func (r *RowResult) summarize() {
 			r.HasCPU = false
 		}
 	}
-	r.MedianNs = Median(ns)
-	r.MinNs, r.MaxNs = MinMax(ns)
-	r.CPUusPerOp = Median(cpu)
-	r.AllocsPerOp = Median(allocs)
-	r.Cores = Median(cores)
+	r.MedianNs = stats.Median(ns)
+	r.MinNs, r.MaxNs = stats.MinMax(ns)
+	r.CPUusPerOp = stats.Median(cpu)
+	r.AllocsPerOp = stats.Median(allocs)
+	r.Cores = stats.Median(cores)
 }
 
 // setRatios fills Ratio for every row from its group's reference row.

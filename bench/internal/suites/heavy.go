@@ -11,29 +11,27 @@ import (
 // alone and with extra workers that take chunks from the same queue. The
 // speedup column reads the parallel gain; on a 2-core machine it cannot
 // pass 2, whatever the worker count.
-func init() {
-	register(harness.Suite{
-		Name: "heavy",
-		Description: "Count primes up to N by trial division in fixed chunks; the caller takes chunks too, " +
-			"extra workers are goroutines fed by a channel.",
-		Reproduces: "Knitting's benchmarks (knittingdocs.netlify.app): \"Efficiency under heavy tasks\": primes up to 10,000,000 (chunk 250,000), main + 1..4 extra threads",
-		Unit:       "count of primes up to N",
-		Ref:        heavyRef,
-		Speedup:    true,
-		Rows: func(cfg harness.Config) []harness.Row {
-			n, chunk := heavySize(cfg.Scale)
-			alone := harness.Row{
-				Group: heavyGroup(n, chunk),
-				Name:  heavyRef,
-				Start: func(harness.Config) (harness.Bench, error) {
-					return startChanPrimes(n, chunk, 0), nil
-				},
-			}
-			return append([]harness.Row{alone}, heavyRows(cfg, "chan", func(_ harness.Config, n, chunk, workers int) (harness.Bench, error) {
-				return startChanPrimes(n, chunk, workers), nil
-			})...)
-		},
-	})
+var heavySuite = harness.Suite{
+	Name: "heavy",
+	Description: "Count primes up to N by trial division in fixed chunks; the caller takes chunks too, " +
+		"extra workers are goroutines fed by a channel.",
+	Reproduces: "Knitting's benchmarks (knittingdocs.netlify.app): \"Efficiency under heavy tasks\": primes up to 10,000,000 (chunk 250,000), main + 1..4 extra threads",
+	Unit:       "count of primes up to N",
+	Ref:        heavyRef,
+	Speedup:    true,
+	Rows: func(cfg harness.Config) []harness.Row {
+		n, chunk := heavySize(cfg.Scale)
+		alone := harness.Row{
+			Group: heavyGroup(n, chunk),
+			Name:  heavyRef,
+			Start: func(harness.Config) (harness.Bench, error) {
+				return startChanPrimes(n, chunk, 0), nil
+			},
+		}
+		return append([]harness.Row{alone}, heavyRows(cfg, "chan", func(_ harness.Config, n, chunk, workers int) (harness.Bench, error) {
+			return startChanPrimes(n, chunk, workers), nil
+		})...)
+	},
 }
 
 // heavyRows makes one row per extra-worker count of the sweep (the caller

@@ -21,17 +21,15 @@ import (
 // Each heavy row costs seconds, so quick mode keeps 1 extra worker (the
 // only count a 2-core machine can gain from) and 4 (the seed's widest);
 // -full runs the whole sweep.
-func init() {
-	extend("heavy", func(cfg harness.Config) []harness.Row {
-		rows := heavyRows(cfg, "knit", func(_ harness.Config, n, chunk, workers int) (harness.Bench, error) {
-			return startKnitPrimes(n, chunk, workers), nil
-		})
-		if cfg.Scale != harness.Quick {
-			return rows
-		}
-		return slices.DeleteFunc(rows, func(r harness.Row) bool {
-			return r.Name != heavyName(1, "knit") && r.Name != heavyName(4, "knit")
-		})
+func heavyKnitRows(cfg harness.Config) []harness.Row {
+	rows := heavyRows(cfg, "knit", func(_ harness.Config, n, chunk, workers int) (harness.Bench, error) {
+		return startKnitPrimes(n, chunk, workers), nil
+	})
+	if cfg.Scale != harness.Quick {
+		return rows
+	}
+	return slices.DeleteFunc(rows, func(r harness.Row) bool {
+		return r.Name != heavyName(1, "knit") && r.Name != heavyName(4, "knit")
 	})
 }
 

@@ -16,20 +16,18 @@ import (
 // measured 0.058 cores at 1 worker and 0.164 at 15 with its shipped
 // policy, and 6.4 at 15 with its old spin; the target here is under
 // 0.002 cores at every size.
-func init() {
-	extend("idle", func(cfg harness.Config) []harness.Row {
-		var rows []harness.Row
-		for _, w := range idlePoolSizes(cfg.Scale) {
-			rows = append(rows, idleRow(cfg, "knit pool, "+knitWorkers(w), startIdlePool(pool.Config{Workers: w})))
-		}
-		if cfg.Scale == harness.Full {
-			// Knitting's single-worker spin forced on, whatever GOMAXPROCS:
-			// the spin is paid once per idle transition, then it parks.
-			rows = append(rows, idleRow(cfg, "knit pool, 1 worker, spin 50µs",
-				startIdlePool(pool.Config{Workers: 1, Spin: 50 * time.Microsecond})))
-		}
-		return rows
-	})
+func idlePoolRows(cfg harness.Config) []harness.Row {
+	var rows []harness.Row
+	for _, w := range idlePoolSizes(cfg.Scale) {
+		rows = append(rows, idleRow(cfg, "knit pool, "+knitWorkers(w), startIdlePool(pool.Config{Workers: w})))
+	}
+	if cfg.Scale == harness.Full {
+		// Knitting's single-worker spin forced on, whatever GOMAXPROCS:
+		// the spin is paid once per idle transition, then it parks.
+		rows = append(rows, idleRow(cfg, "knit pool, 1 worker, spin 50µs",
+			startIdlePool(pool.Config{Workers: 1, Spin: 50 * time.Microsecond})))
+	}
+	return rows
 }
 
 // idlePoolSizes are Knitting's pool sizes (1 to 15 workers); quick mode

@@ -13,41 +13,38 @@ import (
 // cores at 15 workers). Its rows are harness.IdleRow rows, one table, a
 // goroutine blocked on a channel receive as the baseline.
 //
-// More rows (the pool's) come in through extend("idle", ...), built with
-// idleRow so that they share the table, the tick and the settle time:
+// More rows (the pool's) come from a row provider joined to this suite in
+// the registry (withRows(idleSuite, idlePoolRows)), built with idleRow so
+// that they share the table, the tick and the settle time:
 //
-//	func init() {
-//		extend("idle", func(cfg harness.Config) []harness.Row {
-//			return []harness.Row{idleRow(cfg, "knit pool, 1 worker", startIdlePool(1))}
-//		})
+//	func idlePoolRows(cfg harness.Config) []harness.Row {
+//		return []harness.Row{idleRow(cfg, "knit pool, 1 worker", startIdlePool(pool.Config{Workers: 1}))}
 //	}
-func init() {
-	register(harness.Suite{
-		Name: "idle",
-		Description: "Process CPU (cores) while a started thing sits with no load, after a settle time; " +
-			"each round's window is one tick of sleep, about 2 s in all per row (5 s with -full). " +
-			"The cores column has two decimals; for finer readings, cores = CPU-µs/op / (µs/op): " +
-			"at a 400 ms tick, 400 CPU-µs/op is 0.001 cores. " +
-			"Target for a ring consumer blocked in Pop: < 0.001 cores once its spin budget is over.",
-		Unit: "idle tick (read the cores column)",
-		Ref:  idleRef,
-		Rows: func(cfg harness.Config) []harness.Row {
-			rows := []harness.Row{
-				idleRow(cfg, idleRef, startIdleChan),
-				idleRow(cfg, "knit SPSC consumer in Pop, no spin", startIdleRing(false, 1, knit.WithSpin(knit.NoSpin))),
-				idleRow(cfg, "knit SPSC consumer in Pop, spin 50µs", startIdleRing(false, 1, knit.WithSpin(50*time.Microsecond))),
-			}
-			if cfg.Scale == harness.Full {
-				rows = append(rows,
-					idleRow(cfg, "knit SPSC consumer in Pop, locked thread, spin 50µs, futex",
-						startIdleRing(true, 1, knit.WithSpin(50*time.Microsecond), knit.WithBackend(knit.BackendFutex))),
-					idleRow(cfg, "knit MPMC, 4 consumers in Pop, spin 50µs",
-						startIdleRing(false, 4, knit.WithSpin(50*time.Microsecond))),
-				)
-			}
-			return rows
-		},
-	})
+var idleSuite = harness.Suite{
+	Name: "idle",
+	Description: "Process CPU (cores) while a started thing sits with no load, after a settle time; " +
+		"each round's window is one tick of sleep, about 2 s in all per row (5 s with -full). " +
+		"The cores column has two decimals; for finer readings, cores = CPU-µs/op / (µs/op): " +
+		"at a 400 ms tick, 400 CPU-µs/op is 0.001 cores. " +
+		"Target for a ring consumer blocked in Pop: < 0.001 cores once its spin budget is over.",
+	Unit: "idle tick (read the cores column)",
+	Ref:  idleRef,
+	Rows: func(cfg harness.Config) []harness.Row {
+		rows := []harness.Row{
+			idleRow(cfg, idleRef, startIdleChan),
+			idleRow(cfg, "knit SPSC consumer in Pop, no spin", startIdleRing(false, 1, knit.WithSpin(knit.NoSpin))),
+			idleRow(cfg, "knit SPSC consumer in Pop, spin 50µs", startIdleRing(false, 1, knit.WithSpin(50*time.Microsecond))),
+		}
+		if cfg.Scale == harness.Full {
+			rows = append(rows,
+				idleRow(cfg, "knit SPSC consumer in Pop, locked thread, spin 50µs, futex",
+					startIdleRing(true, 1, knit.WithSpin(50*time.Microsecond), knit.WithBackend(knit.BackendFutex))),
+				idleRow(cfg, "knit MPMC, 4 consumers in Pop, spin 50µs",
+					startIdleRing(false, 4, knit.WithSpin(50*time.Microsecond))),
+			)
+		}
+		return rows
+	},
 }
 
 // idleRef is the baseline row: one goroutine blocked in a channel receive.

@@ -11,29 +11,28 @@ import (
 // worker and waits for every reply. Each message is an int64 v; the reply
 // is v+1, checked by the caller, so every transport does the same work.
 //
-// A transport is an ipcTransport; adding one (the knit pool row) is an
-// extend call with ipcRows and a start function, see README.md.
-func init() {
-	register(harness.Suite{
-		Name: "ipc-peers",
-		Description: "Round trip of a batch of messages to one worker (reply = v+1), by transport. " +
-			"The limit row hands the whole batch over with one atomic store each way between two locked threads.",
-		Reproduces: "Knitting's benchmarks (knittingdocs.netlify.app): \"IPC (Node)\": round trip of 1, 25, 50 messages to a worker, Knitting vs postMessage, websocket, HTTP",
-		Unit:       "round trip of the group's batch",
-		Ref:        refAtomic,
-		Rows: func(cfg harness.Config) []harness.Row {
-			var rows []harness.Row
-			rows = append(rows, ipcRows(refAtomic, cfg, func(cfg harness.Config, max int) (ipcTransport, error) {
-				return &atomicIPC{startAtomicPingPong(cfg, max)}, nil
-			})...)
-			rows = append(rows, ipcRows("chan worker", cfg, startChanIPC)...)
-			rows = append(rows, ipcRows("ants pool (1 worker)", cfg, startAntsIPC)...)
-			rows = append(rows, ipcRows("pond pool (1 worker)", cfg, startPondIPC)...)
-			rows = append(rows, ipcRows("unix socket echo", cfg, startUDSIPC)...)
-			rows = append(rows, ipcRows("loopback HTTP", cfg, startHTTPIPC)...)
-			return rows
-		},
-	})
+// A transport is an ipcTransport; adding one (the knit pool row) is a
+// row provider built with ipcRows and a start function, joined to this
+// suite in the registry with withRows; see README.md.
+var ipcPeersSuite = harness.Suite{
+	Name: "ipc-peers",
+	Description: "Round trip of a batch of messages to one worker (reply = v+1), by transport. " +
+		"The limit row hands the whole batch over with one atomic store each way between two locked threads.",
+	Reproduces: "Knitting's benchmarks (knittingdocs.netlify.app): \"IPC (Node)\": round trip of 1, 25, 50 messages to a worker, Knitting vs postMessage, websocket, HTTP",
+	Unit:       "round trip of the group's batch",
+	Ref:        refAtomic,
+	Rows: func(cfg harness.Config) []harness.Row {
+		var rows []harness.Row
+		rows = append(rows, ipcRows(refAtomic, cfg, func(cfg harness.Config, max int) (ipcTransport, error) {
+			return &atomicIPC{startAtomicPingPong(cfg, max)}, nil
+		})...)
+		rows = append(rows, ipcRows("chan worker", cfg, startChanIPC)...)
+		rows = append(rows, ipcRows("ants pool (1 worker)", cfg, startAntsIPC)...)
+		rows = append(rows, ipcRows("pond pool (1 worker)", cfg, startPondIPC)...)
+		rows = append(rows, ipcRows("unix socket echo", cfg, startUDSIPC)...)
+		rows = append(rows, ipcRows("loopback HTTP", cfg, startHTTPIPC)...)
+		return rows
+	},
 }
 
 // ipcTransport carries one batch to a worker and back.

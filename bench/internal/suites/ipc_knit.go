@@ -27,20 +27,18 @@ import (
 //
 // and, for batches of more than one message, the default policy with a
 // Call and a Wait per message: what a caller that does not batch pays.
-func init() {
-	extend("ipc-peers", func(cfg harness.Config) []harness.Row {
-		var rows []harness.Row
-		rows = append(rows, ipcRows("knit pool (1 worker)", cfg, startKnitIPC(pool.Config{}, true))...)
-		rows = append(rows, ipcRows("knit pool (1 worker, spin 50µs)", cfg,
-			startKnitIPC(pool.Config{Spin: 50 * time.Microsecond}, true))...)
-		rows = append(rows, ipcRows("knit pool (1 worker, parked)", cfg, startKnitIPC(pool.Config{Spin: -1}, true))...)
-		for _, r := range ipcRows("knit pool (1 worker, Call per message)", cfg, startKnitIPC(pool.Config{}, false)) {
-			if r.Group != ipcGroup(1) { // a batch of one is a Call
-				rows = append(rows, r)
-			}
+func ipcKnitRows(cfg harness.Config) []harness.Row {
+	var rows []harness.Row
+	rows = append(rows, ipcRows("knit pool (1 worker)", cfg, startKnitIPC(pool.Config{}, true))...)
+	rows = append(rows, ipcRows("knit pool (1 worker, spin 50µs)", cfg,
+		startKnitIPC(pool.Config{Spin: 50 * time.Microsecond}, true))...)
+	rows = append(rows, ipcRows("knit pool (1 worker, parked)", cfg, startKnitIPC(pool.Config{Spin: -1}, true))...)
+	for _, r := range ipcRows("knit pool (1 worker, Call per message)", cfg, startKnitIPC(pool.Config{}, false)) {
+		if r.Group != ipcGroup(1) { // a batch of one is a Call
+			rows = append(rows, r)
 		}
-		return rows
-	})
+	}
+	return rows
 }
 
 type knitIPC struct {

@@ -11,27 +11,25 @@ import (
 // against: a raw atomic handoff between two locked threads (no transport
 // can beat it) and a raw futex handoff (no parked wake can beat it), with
 // Go's own channel and sync.Cond ping-pongs beside them.
-func init() {
-	register(harness.Suite{
-		Name: "limits",
-		Description: "One round trip between two threads: the floors for a handoff (raw atomic, " +
-			"two locked OS threads) and for a parked wake (raw futex), beside Go channels and sync.Cond.",
-		Unit: "round trip",
-		Ref:  refAtomic,
-		Rows: func(cfg harness.Config) []harness.Row {
-			rows := []harness.Row{
-				{Name: refAtomic, Start: func(cfg harness.Config) (harness.Bench, error) {
-					return startAtomicPingPong(cfg, 1), nil
-				}},
-			}
-			rows = append(rows, futexRows()...)
-			return append(rows,
-				harness.Row{Name: "chan unbuffered ping-pong", Start: chanPingPong(0)},
-				harness.Row{Name: "chan buffered(1) ping-pong", Start: chanPingPong(1)},
-				harness.Row{Name: "sync.Cond ping-pong", Start: startCondPingPong},
-			)
-		},
-	})
+var limitsSuite = harness.Suite{
+	Name: "limits",
+	Description: "One round trip between two threads: the floors for a handoff (raw atomic, " +
+		"two locked OS threads) and for a parked wake (raw futex), beside Go channels and sync.Cond.",
+	Unit: "round trip",
+	Ref:  refAtomic,
+	Rows: func(cfg harness.Config) []harness.Row {
+		rows := []harness.Row{
+			{Name: refAtomic, Start: func(cfg harness.Config) (harness.Bench, error) {
+				return startAtomicPingPong(cfg, 1), nil
+			}},
+		}
+		rows = append(rows, futexRows()...)
+		return append(rows,
+			harness.Row{Name: "chan unbuffered ping-pong", Start: chanPingPong(0)},
+			harness.Row{Name: "chan buffered(1) ping-pong", Start: chanPingPong(1)},
+			harness.Row{Name: "sync.Cond ping-pong", Start: startCondPingPong},
+		)
+	},
 }
 
 // refAtomic is the limit row's name wherever it appears.

@@ -19,19 +19,17 @@ import (
 //
 // The Event rows are written as a user writes the protocol: register,
 // re-check, wait; publish, then Notify.
-func init() {
-	register(harness.Suite{
-		Name: "park",
-		Description: "A parked wake: a round trip between two goroutines that each sleep until the other " +
-			"wakes them. knit.Event on the runtime backend (zero Park; and with a cancellable ctx, which " +
-			"sleeps on a channel wait list) and on the futex backend (locked threads), against an unbuffered " +
-			"channel (the reference) and sync.Cond, beside the runtime semaphore bare (with handoff, what " +
-			"the runtime backend sleeps on) and the raw futex ping-pong between locked threads (the floor " +
-			"for a wake through the kernel).",
-		Unit: "round trip",
-		Ref:  parkRef,
-		Rows: parkRows,
-	})
+var parkSuite = harness.Suite{
+	Name: "park",
+	Description: "A parked wake: a round trip between two goroutines that each sleep until the other " +
+		"wakes them. knit.Event on the runtime backend (zero Park; and with a cancellable ctx, which " +
+		"sleeps on a channel wait list) and on the futex backend (locked threads), against an unbuffered " +
+		"channel (the reference) and sync.Cond, beside the runtime semaphore bare (with handoff, what " +
+		"the runtime backend sleeps on) and the raw futex ping-pong between locked threads (the floor " +
+		"for a wake through the kernel).",
+	Unit: "round trip",
+	Ref:  parkRef,
+	Rows: parkRows,
 }
 
 const parkRef = "chan unbuffered ping-pong"

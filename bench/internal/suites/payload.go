@@ -13,18 +13,16 @@ import (
 // A Go channel moves the header, not the bytes, so the GB/s column is how
 // fast a worker on another core can read memory it was handed; the 64
 // payloads are distinct so a large batch cannot live in one core's cache.
-func init() {
-	register(harness.Suite{
-		Name: "payload",
-		Description: "A batch of distinct payloads handed to a worker goroutine; " +
-			"the worker checksums every byte and sends the sum back.",
-		Reproduces: "Knitting's benchmarks (knittingdocs.netlify.app): \"Call growth throughput\": string and Uint8Array, 32..1048576 B x4, batch=64",
-		Unit:       "batch of payloads",
-		Ref:        "chan []byte",
-		Rows: func(cfg harness.Config) []harness.Row {
-			return payloadRows(cfg, "chan", startChanPayload[string], startChanPayload[[]byte])
-		},
-	})
+var payloadSuite = harness.Suite{
+	Name: "payload",
+	Description: "A batch of distinct payloads handed to a worker goroutine; " +
+		"the worker checksums every byte and sends the sum back.",
+	Reproduces: "Knitting's benchmarks (knittingdocs.netlify.app): \"Call growth throughput\": string and Uint8Array, 32..1048576 B x4, batch=64",
+	Unit:       "batch of payloads",
+	Ref:        "chan []byte",
+	Rows: func(cfg harness.Config) []harness.Row {
+		return payloadRows(cfg, "chan", startChanPayload[string], startChanPayload[[]byte])
+	},
 }
 
 // payloadWorker is one transport's worker: it takes payloads and answers

@@ -16,16 +16,14 @@ import (
 // matters at the small sizes and vanishes behind the checksum at the
 // large ones; quick mode keeps three sizes (32 B, 8 KiB, 1 MiB) to stay
 // within its time budget, -full runs every size.
-func init() {
-	extend("payload", func(cfg harness.Config) []harness.Row {
-		var rows []harness.Row
-		for _, r := range payloadRows(cfg, "knit", startKnitPayload[string], startKnitPayload[[]byte]) {
-			if cfg.Scale != harness.Quick || slices.Contains(knitQuickPayloads, r.Group) {
-				rows = append(rows, r)
-			}
+func payloadKnitRows(cfg harness.Config) []harness.Row {
+	var rows []harness.Row
+	for _, r := range payloadRows(cfg, "knit", startKnitPayload[string], startKnitPayload[[]byte]) {
+		if cfg.Scale != harness.Quick || slices.Contains(knitQuickPayloads, r.Group) {
+			rows = append(rows, r)
 		}
-		return rows
-	})
+	}
+	return rows
 }
 
 // knitQuickPayloads are the payload groups of quick mode's knit rows.

@@ -23,33 +23,31 @@ import (
 // conc's limits and errgroup's SetLimit at the same number). The task is
 // a closure over its argument returning x*x+1, checked by the caller, so
 // every row pays one closure per task.
-func init() {
-	register(harness.Suite{
-		Name: "pool-submit",
-		Description: "A closure with a result, submitted and waited for: one at a time, and 1,000 in flight " +
-			"(submit all, then wait for each in order); knit Submit+Wait against pond/v2 ResultPool SubmitErr+Wait, " +
-			"conc ResultPool and an errgroup writing into a slice, all with GOMAXPROCS workers; knit Task.Call+Wait " +
-			"for the typed, allocation-free path. Target: knit Submit at most 0.5x pond, one allocation per task.",
-		Unit: "task, submitted and its result taken",
-		Ref:  refPondResult,
-		Rows: func(cfg harness.Config) []harness.Row {
-			batch := submitBatch
-			if cfg.Scale == harness.Tiny {
-				batch = 50
-			}
-			one, many := "one at a time", fmt.Sprintf("%d in flight", batch)
-			return []harness.Row{
-				{Group: one, Name: "knit Submit+Wait", Start: startKnitSubmit(1)},
-				{Group: one, Name: "knit Task.Call+Wait", Start: startKnitTaskCall(1)},
-				{Group: one, Name: refPondResult, Start: startPondResult(1)},
-				{Group: many, Name: "knit Submit+Wait", Start: startKnitSubmit(batch)},
-				{Group: many, Name: "knit Task.Call+Wait", Start: startKnitTaskCall(batch)},
-				{Group: many, Name: refPondResult, Start: startPondResult(batch)},
-				{Group: many, Name: "conc ResultPool", Start: startConcResult(batch)},
-				{Group: many, Name: "errgroup.SetLimit, into a slice", Start: startErrgroupSlice(batch)},
-			}
-		},
-	})
+var poolSubmitSuite = harness.Suite{
+	Name: "pool-submit",
+	Description: "A closure with a result, submitted and waited for: one at a time, and 1,000 in flight " +
+		"(submit all, then wait for each in order); knit Submit+Wait against pond/v2 ResultPool SubmitErr+Wait, " +
+		"conc ResultPool and an errgroup writing into a slice, all with GOMAXPROCS workers; knit Task.Call+Wait " +
+		"for the typed, allocation-free path. Target: knit Submit at most 0.5x pond, one allocation per task.",
+	Unit: "task, submitted and its result taken",
+	Ref:  refPondResult,
+	Rows: func(cfg harness.Config) []harness.Row {
+		batch := submitBatch
+		if cfg.Scale == harness.Tiny {
+			batch = 50
+		}
+		one, many := "one at a time", fmt.Sprintf("%d in flight", batch)
+		return []harness.Row{
+			{Group: one, Name: "knit Submit+Wait", Start: startKnitSubmit(1)},
+			{Group: one, Name: "knit Task.Call+Wait", Start: startKnitTaskCall(1)},
+			{Group: one, Name: refPondResult, Start: startPondResult(1)},
+			{Group: many, Name: "knit Submit+Wait", Start: startKnitSubmit(batch)},
+			{Group: many, Name: "knit Task.Call+Wait", Start: startKnitTaskCall(batch)},
+			{Group: many, Name: refPondResult, Start: startPondResult(batch)},
+			{Group: many, Name: "conc ResultPool", Start: startConcResult(batch)},
+			{Group: many, Name: "errgroup.SetLimit, into a slice", Start: startErrgroupSlice(batch)},
+		}
+	},
 }
 
 const (

@@ -15,27 +15,25 @@ import (
 // between threads beats it) and the futex ping-pong (no wake of a parked
 // thread beats it). A parked worker pays a wake per call, so its floor is
 // the futex row; a spinning worker's is the atomic row.
-func init() {
-	register(harness.Suite{
-		Name: "pool-call",
-		Description: "One Call+Wait round trip (task: x*x+1) to a one-worker knit pool, by timer policy " +
-			"(default; spinning 50 µs; parked at once), against a worker goroutine answering on a channel, " +
-			"with the atomic and futex floors.",
-		Unit: "round trip",
-		Ref:  refChanRR,
-		Rows: func(cfg harness.Config) []harness.Row {
-			rows := []harness.Row{
-				{Name: refChanRR, Start: startChanRR},
-				{Name: "knit Call+Wait, default policy", Start: startKnitRR(pool.Config{})},
-				{Name: "knit Call+Wait, spinning worker (50µs)", Start: startKnitRR(pool.Config{Spin: 50 * time.Microsecond})},
-				{Name: "knit Call+Wait, parked worker", Start: startKnitRR(pool.Config{Spin: -1})},
-				{Name: refAtomic, Start: func(cfg harness.Config) (harness.Bench, error) {
-					return startAtomicPingPong(cfg, 1), nil
-				}},
-			}
-			return append(rows, futexRows()...)
-		},
-	})
+var poolCallSuite = harness.Suite{
+	Name: "pool-call",
+	Description: "One Call+Wait round trip (task: x*x+1) to a one-worker knit pool, by timer policy " +
+		"(default; spinning 50 µs; parked at once), against a worker goroutine answering on a channel, " +
+		"with the atomic and futex floors.",
+	Unit: "round trip",
+	Ref:  refChanRR,
+	Rows: func(cfg harness.Config) []harness.Row {
+		rows := []harness.Row{
+			{Name: refChanRR, Start: startChanRR},
+			{Name: "knit Call+Wait, default policy", Start: startKnitRR(pool.Config{})},
+			{Name: "knit Call+Wait, spinning worker (50µs)", Start: startKnitRR(pool.Config{Spin: 50 * time.Microsecond})},
+			{Name: "knit Call+Wait, parked worker", Start: startKnitRR(pool.Config{Spin: -1})},
+			{Name: refAtomic, Start: func(cfg harness.Config) (harness.Bench, error) {
+				return startAtomicPingPong(cfg, 1), nil
+			}},
+		}
+		return append(rows, futexRows()...)
+	},
 }
 
 const refChanRR = "chan request/response worker"

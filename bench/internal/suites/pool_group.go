@@ -22,36 +22,34 @@ import (
 // A group's task writes its index into a slice, a map's element is x*2+1:
 // each costs a closure per task in every row but knit's Map, which takes
 // the function once.
-func init() {
-	register(harness.Suite{
-		Name: "pool-group",
-		Description: fmt.Sprintf("A group of %d trivial tasks (Go each, then Wait), and a Map over %d ints "+
-			"(results in input order): knit Group and Map on a GOMAXPROCS pool against errgroup.WithContext "+
-			"with SetLimit(GOMAXPROCS), pond/v2 task groups and conc iter.MapErr. Target: the knit group at most "+
-			"0.5x errgroup.", groupSize, groupSize),
-		Unit: fmt.Sprintf("group of %d tasks (group rows); map over %d items (map rows)", groupSize, groupSize),
-		Ref:  refErrgroupLimit,
-		Rows: func(cfg harness.Config) []harness.Row {
-			n := groupSize
-			if cfg.Scale == harness.Tiny {
-				n = 500
-			}
-			grp := fmt.Sprintf("group of %d trivial tasks", n)
-			mp := fmt.Sprintf("Map over %d items", n)
-			row := func(group, name string, start func(n int) (harness.Bench, error)) harness.Row {
-				return harness.Row{Group: group, Name: name, Start: func(harness.Config) (harness.Bench, error) { return start(n) }}
-			}
-			return []harness.Row{
-				row(grp, "knit NewGroup, Go, Wait", startKnitGroup),
-				row(grp, refErrgroupLimit, startErrgroupGroup),
-				row(grp, "pond/v2 group", startPondGroup),
-				row(mp, "knit Map", startKnitMap),
-				row(mp, refErrgroupLimit, startErrgroupMap),
-				row(mp, "pond/v2 ResultPool group", startPondMap),
-				row(mp, "conc iter.MapErr", startConcMap),
-			}
-		},
-	})
+var poolGroupSuite = harness.Suite{
+	Name: "pool-group",
+	Description: fmt.Sprintf("A group of %d trivial tasks (Go each, then Wait), and a Map over %d ints "+
+		"(results in input order): knit Group and Map on a GOMAXPROCS pool against errgroup.WithContext "+
+		"with SetLimit(GOMAXPROCS), pond/v2 task groups and conc iter.MapErr. Target: the knit group at most "+
+		"0.5x errgroup.", groupSize, groupSize),
+	Unit: fmt.Sprintf("group of %d tasks (group rows); map over %d items (map rows)", groupSize, groupSize),
+	Ref:  refErrgroupLimit,
+	Rows: func(cfg harness.Config) []harness.Row {
+		n := groupSize
+		if cfg.Scale == harness.Tiny {
+			n = 500
+		}
+		grp := fmt.Sprintf("group of %d trivial tasks", n)
+		mp := fmt.Sprintf("Map over %d items", n)
+		row := func(group, name string, start func(n int) (harness.Bench, error)) harness.Row {
+			return harness.Row{Group: group, Name: name, Start: func(harness.Config) (harness.Bench, error) { return start(n) }}
+		}
+		return []harness.Row{
+			row(grp, "knit NewGroup, Go, Wait", startKnitGroup),
+			row(grp, refErrgroupLimit, startErrgroupGroup),
+			row(grp, "pond/v2 group", startPondGroup),
+			row(mp, "knit Map", startKnitMap),
+			row(mp, refErrgroupLimit, startErrgroupMap),
+			row(mp, "pond/v2 ResultPool group", startPondMap),
+			row(mp, "conc iter.MapErr", startConcMap),
+		}
+	},
 }
 
 const (

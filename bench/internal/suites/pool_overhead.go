@@ -29,23 +29,21 @@ import (
 // The peers are sized like the knit pool: W workers (ants and pond
 // capacity, workerpool's max workers, conc's max goroutines, errgroup's
 // limit). go f() has no size: a goroutine per task.
-func init() {
-	register(harness.Suite{
-		Name: "pool",
-		Description: "Per-task overhead of a worker pool: submit n trivial tasks, wait until all ran; " +
-			"knit p.Go against go f() + WaitGroup, ants, pond, workerpool, conc and errgroup, all sized W workers " +
-			"(producers submit concurrently in the multi-producer groups). Target: knit at most 1/3 of the fastest peer.",
-		Unit:        "trivial task, submitted and run",
-		Ref:         refGoWG,
-		PlotRowsOnX: true,
-		Rows: func(cfg harness.Config) []harness.Row {
-			var rows []harness.Row
-			for _, g := range overheadGroups(cfg.Scale) {
-				rows = append(rows, overheadRows(g)...)
-			}
-			return rows
-		},
-	})
+var poolSuite = harness.Suite{
+	Name: "pool",
+	Description: "Per-task overhead of a worker pool: submit n trivial tasks, wait until all ran; " +
+		"knit p.Go against go f() + WaitGroup, ants, pond, workerpool, conc and errgroup, all sized W workers " +
+		"(producers submit concurrently in the multi-producer groups). Target: knit at most 1/3 of the fastest peer.",
+	Unit:        "trivial task, submitted and run",
+	Ref:         refGoWG,
+	PlotRowsOnX: true,
+	Rows: func(cfg harness.Config) []harness.Row {
+		var rows []harness.Row
+		for _, g := range overheadGroups(cfg.Scale) {
+			rows = append(rows, overheadRows(g)...)
+		}
+		return rows
+	},
 }
 
 // refGoWG is the reference row: a goroutine per task, joined by a WaitGroup.

@@ -31,24 +31,22 @@ import (
 // A task is a busy loop until its length of wall time has passed, as in
 // the pool's own BenchmarkMixed. Lengths are drawn once from a fixed
 // seed.
-func init() {
-	register(harness.Suite{
-		Name: "pool-steal",
-		Description: "A mix of busy-loop tasks of very different lengths (Pareto, fixed seed) submitted round-robin " +
-			"to W workers, work stealing on and off; one op is the whole mix, its time the makespan, and " +
-			"vs ref = makespan / ideal, the ideal being total work / W on W goroutines. " +
-			"Target: within 1.15x with stealing. The rows need W CPUs: read the cores column.",
-		Unit:        "mix (makespan)",
-		Ref:         refIdeal,
-		PlotRowsOnX: true,
-		Rows: func(cfg harness.Config) []harness.Row {
-			var rows []harness.Row
-			for _, m := range stealMixes(cfg.Scale) {
-				rows = append(rows, stealRows(m)...)
-			}
-			return rows
-		},
-	})
+var poolStealSuite = harness.Suite{
+	Name: "pool-steal",
+	Description: "A mix of busy-loop tasks of very different lengths (Pareto, fixed seed) submitted round-robin " +
+		"to W workers, work stealing on and off; one op is the whole mix, its time the makespan, and " +
+		"vs ref = makespan / ideal, the ideal being total work / W on W goroutines. " +
+		"Target: within 1.15x with stealing. The rows need W CPUs: read the cores column.",
+	Unit:        "mix (makespan)",
+	Ref:         refIdeal,
+	PlotRowsOnX: true,
+	Rows: func(cfg harness.Config) []harness.Row {
+		var rows []harness.Row
+		for _, m := range stealMixes(cfg.Scale) {
+			rows = append(rows, stealRows(m)...)
+		}
+		return rows
+	},
 }
 
 const refIdeal = "ideal: W goroutines, total work / W each"

@@ -1,10 +1,10 @@
-// Package suites holds knitbench's suites, one file each, and the registry
-// they enter at init.
+// Package suites holds knitbench's suites, one file each, and the list
+// that orders them.
 //
-// A suite file calls register with its harness.Suite. A file that adds
-// rows to a suite another file owns (the knit rows beside the channel
-// rows) calls extend with the suite's name and a row provider; order of
-// init does not matter, providers are joined when the rows are asked for.
+// A suite file defines its harness.Suite and the list names it. A file
+// that adds rows to a suite another file owns (the knit rows beside the
+// channel rows) defines a row provider, which the list joins to that
+// suite with withRows.
 package suites
 
 import (
@@ -15,45 +15,31 @@ import (
 	"github.com/knit-go/knit/bench/internal/harness"
 )
 
-var (
-	registry []harness.Suite
-	extra    = map[string][]func(harness.Config) []harness.Row{}
-)
-
-// register adds a suite. Names are unique; a duplicate is a programming
-// error caught by the first run of any test.
-func register(s harness.Suite) {
-	if s.Name == "" || s.Rows == nil || s.Ref == "" {
-		panic("suites: suite needs Name, Ref and Rows")
-	}
-	for _, o := range registry {
-		if o.Name == s.Name {
-			panic("suites: duplicate suite " + s.Name)
-		}
-	}
-	registry = append(registry, s)
+// registry is every suite, in the order the command runs them. The
+// floors come first (limits: its rows are what the other suites are read
+// against), then the primitives (spin, park, rings), then the pool
+// against its peers, then the shapes of Knitting's own benchmarks, and
+// idle CPU last. Names are unique (TestRegistry checks).
+var registry = []harness.Suite{
+	limitsSuite,
+	spinSuite,
+	parkSuite,
+	ringsSuite,
+	rigtorpSuite,
+	withRows(ipcPeersSuite, ipcKnitRows),
+	poolSuite,
+	poolCallSuite,
+	poolSubmitSuite,
+	poolGroupSuite,
+	poolStealSuite,
+	withRows(payloadSuite, payloadKnitRows),
+	withRows(typesSuite, typesKnitRows),
+	withRows(heavySuite, heavyKnitRows),
+	withRows(idleSuite, idlePoolRows),
 }
 
-// extend adds a row provider to the suite called name. Its rows come after
-// the suite's own rows, in the same groups when they use the same group
-// names.
-func extend(name string, rows func(harness.Config) []harness.Row) {
-	extra[name] = append(extra[name], rows)
-}
-
-// All returns every registered suite, in the order the command runs them
-// (limits first: its rows are the floors the other suites are read
-// against), each with its extensions joined in.
-func All() []harness.Suite {
-	out := make([]harness.Suite, 0, len(registry))
-	for _, s := range registry {
-		out = append(out, withExtensions(s))
-	}
-	slices.SortStableFunc(out, func(a, b harness.Suite) int {
-		return order(a.Name) - order(b.Name)
-	})
-	return out
-}
+// All returns every suite, in the order the command runs them.
+func All() []harness.Suite { return slices.Clone(registry) }
 
 // Lookup returns the named suites (comma-separated, or "all").
 func Lookup(names string) ([]harness.Suite, error) {
@@ -84,36 +70,12 @@ func names0(ss []harness.Suite) []string {
 	return ns
 }
 
-// runOrder fixes the order of the suites known here; suites added later
-// and not listed run after these, in registration order. The floors come
-// first, then the primitives (spin, park, rings), then the pool against
-// its peers, then the shapes of Knitting's own benchmarks, and idle CPU
-// last.
-var runOrder = []string{
-	"limits", "spin", "park", "rings", "spsc-rigtorp",
-	"ipc-peers", "pool", "pool-call", "pool-submit", "pool-group", "pool-steal",
-	"payload", "types", "heavy", "idle",
-}
-
-func order(name string) int {
-	if i := slices.Index(runOrder, name); i >= 0 {
-		return i
-	}
-	return len(runOrder)
-}
-
-func withExtensions(s harness.Suite) harness.Suite {
+// withRows adds the rows of more to s's own. They come after s's rows,
+// in the same groups when they use the same group names.
+func withRows(s harness.Suite, more func(harness.Config) []harness.Row) harness.Suite {
 	own := s.Rows
-	more := extra[s.Name]
-	if len(more) == 0 {
-		return s
-	}
 	s.Rows = func(cfg harness.Config) []harness.Row {
-		rows := own(cfg)
-		for _, f := range more {
-			rows = append(rows, f(cfg)...)
-		}
-		return sortByGroup(rows)
+		return sortByGroup(append(own(cfg), more(cfg)...))
 	}
 	return s
 }

@@ -24,20 +24,18 @@ import (
 // layout (limitRing), for 4- and 8-byte items; in the round-trip group
 // the raw atomic ping-pong between the same two pinned threads. So "vs
 // ref" reads as "times the floor".
-func init() {
-	register(harness.Suite{
-		Name: "spsc-rigtorp",
-		Description: "rigtorp's SPSCQueue benchmark shape: producer pinned to CPU 1, consumer to CPU 0, " +
-			"try-push and try-pop spin loops, one item at a time; then a round trip through two queues. " +
-			"Queues of 2^20 slots (2^24 with -full, which adds the SPSC[uint64] and channel-pair rows); " +
-			"ops/ms = 1e6 / (ns per item). " +
-			"Reference \"limit\": in the throughput groups, producer and consumer loops written wholly in assembly " +
-			"over knit's SPSC layout (cached opposite index, release store per item, no call, no doorbell); " +
-			"in the round-trip group, the raw atomic ping-pong between the two pinned threads.",
-		Unit: "item (round-trip group: one round trip)",
-		Ref:  rigLimit,
-		Rows: rigtorpRows,
-	})
+var rigtorpSuite = harness.Suite{
+	Name: "spsc-rigtorp",
+	Description: "rigtorp's SPSCQueue benchmark shape: producer pinned to CPU 1, consumer to CPU 0, " +
+		"try-push and try-pop spin loops, one item at a time; then a round trip through two queues. " +
+		"Queues of 2^20 slots (2^24 with -full, which adds the SPSC[uint64] and channel-pair rows); " +
+		"ops/ms = 1e6 / (ns per item). " +
+		"Reference \"limit\": in the throughput groups, producer and consumer loops written wholly in assembly " +
+		"over knit's SPSC layout (cached opposite index, release store per item, no call, no doorbell); " +
+		"in the round-trip group, the raw atomic ping-pong between the two pinned threads.",
+	Unit: "item (round-trip group: one round trip)",
+	Ref:  rigLimit,
+	Rows: rigtorpRows,
 }
 
 // rigLimit is the reference row's name in every group of the suite.

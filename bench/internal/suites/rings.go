@@ -28,23 +28,21 @@ import (
 // The reference in every group is a Go channel (see ringsRef); the raw
 // limits are rows beside it, so "vs ref" reads as "times a channel" and a
 // knit row over its limit row is the ratio to the floor.
-func init() {
-	register(harness.Suite{
-		Name: "rings",
-		Description: "knit rings vs Go channels, Workiva's RingBuffer and the raw-atomic limits. " +
-			"Reference \"Go channel\": a chan uint64 of capacity 1024 in the throughput, contended and burst groups " +
-			"(P producers and P consumers on one channel in the contended groups), " +
-			"two unbuffered chan int in the round-trip group. " +
-			"Throughput limit: the producer hands the consumer a mailbox of batch words with one atomic store each way " +
-			"(two locked threads); a ring pipelines and can go below it. " +
-			"Contended limit: every producer and consumer does one atomic add on one of two shared words per item. " +
-			"Bursts: the producer sleeps in nanosleep(2) on Linux (time.Sleep elsewhere), since an idle Go process " +
-			"rounds a 50 µs time.Sleep up to about 1 ms; the limit there wakes a locked consumer with a raw " +
-			"FUTEX_WAKE after every burst.",
-		Unit: "item (round trip group: one round trip)",
-		Ref:  ringsRef,
-		Rows: ringsRows,
-	})
+var ringsSuite = harness.Suite{
+	Name: "rings",
+	Description: "knit rings vs Go channels, Workiva's RingBuffer and the raw-atomic limits. " +
+		"Reference \"Go channel\": a chan uint64 of capacity 1024 in the throughput, contended and burst groups " +
+		"(P producers and P consumers on one channel in the contended groups), " +
+		"two unbuffered chan int in the round-trip group. " +
+		"Throughput limit: the producer hands the consumer a mailbox of batch words with one atomic store each way " +
+		"(two locked threads); a ring pipelines and can go below it. " +
+		"Contended limit: every producer and consumer does one atomic add on one of two shared words per item. " +
+		"Bursts: the producer sleeps in nanosleep(2) on Linux (time.Sleep elsewhere), since an idle Go process " +
+		"rounds a 50 µs time.Sleep up to about 1 ms; the limit there wakes a locked consumer with a raw " +
+		"FUTEX_WAKE after every burst.",
+	Unit: "item (round trip group: one round trip)",
+	Ref:  ringsRef,
+	Rows: ringsRows,
 }
 
 // ringsRef names the Go channel row of every rings group: the reference.

@@ -19,16 +19,14 @@ import (
 // knit.SetSpin is process-wide. Each row sets its kind in Start and puts
 // back the kind that was in force in Close; the harness runs rows one at
 // a time, so no other row sees the change.
-func init() {
-	register(harness.Suite{
-		Name: "spin",
-		Description: "knit's spin hints: ns per Pause hint for each available spin kind, and a round trip between " +
-			"two locked threads waiting with SpinUntil (50 µs budget, then runtime.Gosched) per kind, beside the " +
-			"bare atomic load loop (the limit) and a runtime.Gosched loop. Reference: the pure-Go kind, \"loop\".",
-		Unit: "hint (Pause group); round trip (handoff group)",
-		Ref:  spinRef,
-		Rows: spinRows,
-	})
+var spinSuite = harness.Suite{
+	Name: "spin",
+	Description: "knit's spin hints: ns per Pause hint for each available spin kind, and a round trip between " +
+		"two locked threads waiting with SpinUntil (50 µs budget, then runtime.Gosched) per kind, beside the " +
+		"bare atomic load loop (the limit) and a runtime.Gosched loop. Reference: the pure-Go kind, \"loop\".",
+	Unit: "hint (Pause group); round trip (handoff group)",
+	Ref:  spinRef,
+	Rows: spinRows,
 }
 
 // spinRef is the pure-Go kind's row name in both groups.

@@ -19,13 +19,13 @@ func tiny() harness.Config {
 	return cfg
 }
 
-// TestSmokeEverySuite runs every registered suite at tiny size and checks
+// TestSmokeEverySuite runs every suite at tiny size and checks
 // each row produced positive, finite figures. It asserts nothing about
 // speed: that is what the command is for.
 func TestSmokeEverySuite(t *testing.T) {
 	all := All()
 	if len(all) == 0 {
-		t.Fatal("no suites registered")
+		t.Fatal("no suites listed")
 	}
 	for _, s := range all {
 		t.Run(s.Name, func(t *testing.T) {
@@ -80,19 +80,28 @@ func TestLookup(t *testing.T) {
 	}
 }
 
-// TestExtend checks the mechanism later suites use to add rows (the knit
-// rows) to a suite another file owns: rows land in their group's block.
-func TestExtend(t *testing.T) {
-	const name = "ipc-peers"
-	defer func(old []func(harness.Config) []harness.Row) { extra[name] = old }(extra[name])
-	extend(name, func(cfg harness.Config) []harness.Row {
+// TestRegistry checks what the list must hold: every suite named once,
+// with a reference row and rows.
+func TestRegistry(t *testing.T) {
+	seen := map[string]bool{}
+	for _, s := range All() {
+		if s.Name == "" || s.Rows == nil || s.Ref == "" {
+			t.Errorf("suite %q needs Name, Ref and Rows", s.Name)
+		}
+		if seen[s.Name] {
+			t.Errorf("duplicate suite %s", s.Name)
+		}
+		seen[s.Name] = true
+	}
+}
+
+// TestWithRows checks the mechanism that adds rows (the knit rows) to a
+// suite another file owns: rows land in their group's block.
+func TestWithRows(t *testing.T) {
+	s := withRows(ipcPeersSuite, func(cfg harness.Config) []harness.Row {
 		return ipcRows("test transport", cfg, startChanIPC)
 	})
-	s, err := Lookup(name)
-	if err != nil {
-		t.Fatal(err)
-	}
-	rows := s[0].Rows(tiny())
+	rows := s.Rows(tiny())
 	counts := ipcCounts(harness.Tiny)
 	found := 0
 	for i, r := range rows {

@@ -15,27 +15,25 @@ import (
 // in batches (count 100). A channel carries Go values by copy of the
 // element (a string or slice header, a map or pointer word), so the table
 // reads the element size and the interface boxing, not serialization.
-func init() {
-	register(harness.Suite{
-		Name: "types",
-		Description: "A value of each type sent to a worker goroutine and echoed back; " +
-			"count values per round trip.",
-		Reproduces:  "Knitting's benchmarks (knittingdocs.netlify.app): \"All types in Knitting\": knitting-types 1 and 100",
-		Unit:        "round trip of count values",
-		Ref:         "chan int",
-		PlotRowsOnX: true,
-		Rows: func(cfg harness.Config) []harness.Row {
-			var rows []harness.Row
-			for _, count := range typeCounts(cfg.Scale) {
-				for _, r := range chanTypeRows(count) {
-					if cfg.Scale != harness.Quick || slices.Contains(chanQuickTypes, r.Name) {
-						rows = append(rows, r)
-					}
+var typesSuite = harness.Suite{
+	Name: "types",
+	Description: "A value of each type sent to a worker goroutine and echoed back; " +
+		"count values per round trip.",
+	Reproduces:  "Knitting's benchmarks (knittingdocs.netlify.app): \"All types in Knitting\": knitting-types 1 and 100",
+	Unit:        "round trip of count values",
+	Ref:         "chan int",
+	PlotRowsOnX: true,
+	Rows: func(cfg harness.Config) []harness.Row {
+		var rows []harness.Row
+		for _, count := range typeCounts(cfg.Scale) {
+			for _, r := range chanTypeRows(count) {
+				if cfg.Scale != harness.Quick || slices.Contains(chanQuickTypes, r.Name) {
+					rows = append(rows, r)
 				}
 			}
-			return rows
-		},
-	})
+		}
+		return rows
+	},
 }
 
 // chanQuickTypes are the channel rows of quick mode: the types the knit

@@ -18,18 +18,16 @@ import (
 // quick mode keeps four of them (a word, a string header, a 56-byte
 // struct, a slice header) to stay within its time budget; -full runs
 // every type.
-func init() {
-	extend("types", func(cfg harness.Config) []harness.Row {
-		var rows []harness.Row
-		for _, count := range typeCounts(cfg.Scale) {
-			for _, r := range knitTypeRows(count) {
-				if cfg.Scale != harness.Quick || slices.Contains(knitQuickTypes, r.Name) {
-					rows = append(rows, r)
-				}
+func typesKnitRows(cfg harness.Config) []harness.Row {
+	var rows []harness.Row
+	for _, count := range typeCounts(cfg.Scale) {
+		for _, r := range knitTypeRows(count) {
+			if cfg.Scale != harness.Quick || slices.Contains(knitQuickTypes, r.Name) {
+				rows = append(rows, r)
 			}
 		}
-		return rows
-	})
+	}
+	return rows
 }
 
 // knitQuickTypes are the knit type rows of quick mode.

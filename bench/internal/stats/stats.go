@@ -1,6 +1,10 @@
-package harness
+// Package stats is the one place the bench module's figures are
+// reduced: medians, percentiles and ranges over samples, for knitbench's
+// harness and for the HTTP isolation study alike.
+package stats
 
 import (
+	"cmp"
 	"math"
 	"slices"
 )
@@ -41,4 +45,19 @@ func MinMax(xs []float64) (lo, hi float64) {
 		return math.NaN(), math.NaN()
 	}
 	return slices.Min(xs), slices.Max(xs)
+}
+
+// NearestRank returns the nearest-rank p-th percentile (0..100) of sorted,
+// which must be in ascending order: the smallest sample that at least p
+// percent of the samples do not exceed, always one of the samples (as load
+// generators report latencies). It returns the zero value for no samples.
+// Unlike Percentile it neither copies nor sorts, for the millions of
+// latency samples of a load window.
+func NearestRank[T cmp.Ordered](sorted []T, p float64) T {
+	if len(sorted) == 0 {
+		var zero T
+		return zero
+	}
+	i := int(float64(len(sorted))*(p/100)+0.999999999) - 1
+	return sorted[min(max(i, 0), len(sorted)-1)]
 }
