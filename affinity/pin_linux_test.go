@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
-	"os/exec"
 	"runtime"
 	"strconv"
 	"strings"
@@ -14,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/knit-go/knit/internal/testutil"
 	"golang.org/x/sys/unix"
 )
 
@@ -327,13 +327,7 @@ func TestAvailableUnderTaskset(t *testing.T) {
 	if err := unix.SchedSetaffinityDynamic(0, toMask(one)); err != nil {
 		t.Fatal(err)
 	}
-	// Under an emulator the kernel does not know (binfmt_misc not set
-	// up), KNIT_TEST_EXEC names the wrapper the child must run under.
-	args := []string{os.Args[0], "-test.run=^TestTasksetChild$", "-test.v"}
-	if w := strings.Fields(os.Getenv("KNIT_TEST_EXEC")); len(w) > 0 {
-		args = append(w, args...)
-	}
-	cmd := exec.Command(args[0], args[1:]...)
+	cmd := testutil.SelfCommand("-test.run=^TestTasksetChild$", "-test.v")
 	cmd.Env = append(os.Environ(), "AFFINITY_TASKSET_CHILD="+strconv.Itoa(b))
 	out, err := cmd.CombinedOutput()
 	if rerr := unix.SchedSetaffinityDynamic(0, old); rerr != nil {

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
-	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -25,12 +24,7 @@ const childEnv = "KNIT_SHM_TEST_CHILD"
 // KNIT_TEST_EXEC names the wrapper (for example "qemu-aarch64-static") so
 // children run the same way as the parent.
 func selfCommand(env ...string) *exec.Cmd {
-	var cmd *exec.Cmd
-	if w := strings.Fields(os.Getenv("KNIT_TEST_EXEC")); len(w) > 0 {
-		cmd = exec.Command(w[0], append(w[1:], os.Args[0])...)
-	} else {
-		cmd = exec.Command(os.Args[0])
-	}
+	cmd := testutil.SelfCommand()
 	cmd.Env = append(os.Environ(), env...)
 	cmd.Stderr = os.Stderr
 	return cmd

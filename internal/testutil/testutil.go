@@ -6,6 +6,7 @@ package testutil
 import (
 	"fmt"
 	"os"
+	"os/exec"
 	"runtime"
 	"strings"
 	"testing"
@@ -38,4 +39,15 @@ func Watchdog(t testing.TB, d time.Duration, state ...func() string) (stop func(
 	stop = func() { timer.Stop() }
 	t.Cleanup(stop)
 	return stop
+}
+
+// SelfCommand re-executes the test binary with args. When the tests run
+// under an emulator that the kernel does not know (binfmt_misc not
+// registered), KNIT_TEST_EXEC names the wrapper (for example
+// "qemu-aarch64-static"), so children run the way their parent does.
+func SelfCommand(args ...string) *exec.Cmd {
+	if w := strings.Fields(os.Getenv("KNIT_TEST_EXEC")); len(w) > 0 {
+		return exec.Command(w[0], append(append(w[1:], os.Args[0]), args...)...)
+	}
+	return exec.Command(os.Args[0], args...)
 }

@@ -2,7 +2,6 @@ package testutil
 
 import (
 	"os"
-	"os/exec"
 	"strings"
 	"testing"
 	"time"
@@ -16,7 +15,7 @@ func TestWatchdogFires(t *testing.T) {
 		Watchdog(t, 20*time.Millisecond, func() string { return "state: 7 waiters" })
 		<-make(chan struct{}) // hang
 	}
-	cmd := exec.Command(os.Args[0], "-test.run=^TestWatchdogFires$", "-test.timeout=60s")
+	cmd := SelfCommand("-test.run=^TestWatchdogFires$", "-test.timeout=60s")
 	cmd.Env = append(os.Environ(), "TESTUTIL_HANG=1")
 	out, err := cmd.CombinedOutput()
 	if err == nil {
