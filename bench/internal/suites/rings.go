@@ -102,7 +102,7 @@ func burstSpins(s harness.Scale) []time.Duration {
 
 func throughputRows(batch int) []harness.Row {
 	g := fmt.Sprintf("SPSC throughput, batch %d", batch)
-	return []harness.Row{
+	rows := []harness.Row{
 		{Group: g, Name: ringsRef, Start: func(harness.Config) (harness.Bench, error) {
 			return startChanStream(0, 0), nil
 		}},
@@ -119,6 +119,10 @@ func throughputRows(batch int) []harness.Row {
 			return startWorkivaStream(), nil
 		}},
 	}
+	if batch == 1 {
+		rows = append(rows, peerSPSCRows(g)...)
+	}
+	return rows
 }
 
 func roundTripRows() []harness.Row {
@@ -146,7 +150,7 @@ func contendedRows(p int) []harness.Row {
 	row := func(name string, start func() harness.Bench) harness.Row {
 		return harness.Row{Group: g, Name: name, Start: func(harness.Config) (harness.Bench, error) { return start(), nil }}
 	}
-	return []harness.Row{
+	return append([]harness.Row{
 		row(ringsRef, func() harness.Bench { return startChanContended(p, p) }),
 		row("Go channel, 1 consumer", func() harness.Bench { return startChanContended(p, 1) }),
 		row("knit MPMC (P producers, P consumers)", func() harness.Bench {
@@ -156,7 +160,7 @@ func contendedRows(p int) []harness.Row {
 			return startRingContended(knit.NewMPSC[uint64](ringCap), p, 1)
 		}),
 		row("limit: atomic add on two shared words", func() harness.Bench { return startAddContended(p, p) }),
-	}
+	}, peerContendedRows(g, p)...)
 }
 
 func burstRows(s harness.Scale) []harness.Row {

@@ -1,0 +1,85 @@
+package suites
+
+import (
+	"runtime"
+
+	"github.com/knit-go/knit"
+	"github.com/knit-go/knit/bench/internal/harness"
+	"github.com/puzpuzpuz/xsync/v4"
+)
+
+// The Go peer a user would pick instead of a knit ring: xsync's bounded
+// queues (github.com/puzpuzpuz/xsync/v4, SPSCQueue and MPMCQueue). They
+// have no blocking calls, so their users write try loops; these rows
+// drive knit's rings and xsync's queues through the same loop, one that
+// yields after 64 failed tries, so the two are compared in one shape.
+
+// tryMisses is how many failed tries a try loop makes before it yields.
+const tryMisses = 64
+
+// tryPush and tryPop are the try loop around one attempt.
+func tryPush(try func(uint64) bool) func(uint64) error {
+	return func(v uint64) error {
+		for f := 1; !try(v); f++ {
+			if f%tryMisses == 0 {
+				runtime.Gosched()
+			}
+		}
+		return nil
+	}
+}
+
+func tryPop(try func() bool) func() error {
+	return func() error {
+		for f := 1; !try(); f++ {
+			if f%tryMisses == 0 {
+				runtime.Gosched()
+			}
+		}
+		return nil
+	}
+}
+
+// startTryContended is the contended shape with try loops.
+func startTryContended(p, c int, push func(uint64) bool, pop func() bool) *contended {
+	return startContended(p, c, tryPush(push), tryPop(pop), nil)
+}
+
+func knitTryContended(q knit.Queue[uint64], p, c int) *contended {
+	return startTryContended(p, c, q.TryPush, func() bool { _, ok := q.TryPop(); return ok })
+}
+
+func xsyncMPMCContended(p, c int) *contended {
+	q := xsync.NewMPMCQueue[uint64](ringCap)
+	return startTryContended(p, c, q.TryEnqueue, func() bool { _, ok := q.TryDequeue(); return ok })
+}
+
+func xsyncSPSCContended() *contended {
+	q := xsync.NewSPSCQueue[uint64](ringCap)
+	return startTryContended(1, 1, q.TryEnqueue, func() bool { _, ok := q.TryDequeue(); return ok })
+}
+
+// peerContendedRows are the try-loop rows of a contended group.
+func peerContendedRows(g string, p int) []harness.Row {
+	row := func(name string, start func() harness.Bench) harness.Row {
+		return harness.Row{Group: g, Name: name, Start: func(harness.Config) (harness.Bench, error) { return start(), nil }}
+	}
+	return []harness.Row{
+		row("knit MPMC, try loops", func() harness.Bench { return knitTryContended(knit.NewMPMC[uint64](ringCap), p, p) }),
+		row("xsync MPMCQueue, try loops", func() harness.Bench { return xsyncMPMCContended(p, p) }),
+		row("knit MPSC, try loops (1 consumer)", func() harness.Bench { return knitTryContended(knit.NewMPSC[uint64](ringCap), p, 1) }),
+		row("xsync MPMCQueue, try loops (1 consumer)", func() harness.Bench { return xsyncMPMCContended(p, 1) }),
+	}
+}
+
+// peerSPSCRows are the one-to-one try-loop rows, in the batch-1
+// throughput group.
+func peerSPSCRows(g string) []harness.Row {
+	row := func(name string, start func() harness.Bench) harness.Row {
+		return harness.Row{Group: g, Name: name, Start: func(harness.Config) (harness.Bench, error) { return start(), nil }}
+	}
+	return []harness.Row{
+		row("knit SPSC, try loops", func() harness.Bench { return knitTryContended(knit.NewSPSC[uint64](ringCap), 1, 1) }),
+		row("xsync SPSCQueue, try loops", func() harness.Bench { return xsyncSPSCContended() }),
+	}
+}
