@@ -59,23 +59,11 @@ func checkEventIdle(t testing.TB, e *Event) {
 	}
 }
 
-// eventWait is the usage protocol from event.go's documentation. cond
-// may have a side effect (take an item): it returns as soon as cond
-// reports true, without calling it again.
+// eventWait is the waiter's protocol the stress tests run: Event.WaitFor.
+// cond may have a side effect (take an item): WaitFor returns as soon as
+// cond reports true, without calling it again.
 func eventWait(ctx context.Context, e *Event, p Park, cond func() bool) error {
-	for {
-		if cond() {
-			return nil
-		}
-		t := e.Prepare()
-		if cond() {
-			e.Cancel(t)
-			return nil
-		}
-		if err := e.Wait(ctx, t, p); err != nil {
-			return err
-		}
-	}
+	return e.WaitFor(ctx, cond, p)
 }
 
 // parkConfigs are the Park settings every stress test runs: each
