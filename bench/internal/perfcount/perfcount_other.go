@@ -1,0 +1,30 @@
+//go:build !linux
+
+package perfcount
+
+import (
+	"fmt"
+	"runtime"
+	"slices"
+)
+
+// Open reports every counter unavailable: perf_event_open is Linux's,
+// and the harness reads no equivalent here (macOS offers its PMU only
+// through the private kperf framework).
+func Open(cs ...Counter) *Set {
+	s := &Set{counters: slices.Clone(cs), info: make([]Info, len(cs))}
+	for i, c := range cs {
+		s.info[i] = Info{
+			Name:   c.String(),
+			Why:    "not Linux",
+			Detail: fmt.Sprintf("%s: no perf_event_open on %s: %v", c, runtime.GOOS, ErrUnsupported),
+		}
+	}
+	return s
+}
+
+// Read reads nothing: no counter is available.
+func (s *Set) Read() Counts { return nil }
+
+// Close does nothing.
+func (s *Set) Close() error { return nil }
