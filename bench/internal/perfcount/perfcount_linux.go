@@ -113,7 +113,7 @@ func attrFor(c Counter, userOnly bool) unix.PerfEventAttr {
 // explain turns perf_event_open's error into a table cell's reason and
 // the whole story.
 func explain(c Counter, err error) (why, detail string) {
-	what := fmt.Sprintf("perf_event_open(%s)", c)
+	const what = "perf_event_open"
 	var errno unix.Errno
 	if !errors.As(err, &errno) {
 		return "error", what + ": " + err.Error()
@@ -121,7 +121,7 @@ func explain(c Counter, err error) (why, detail string) {
 	name := unix.ErrnoName(errno)
 	switch {
 	case c.Hardware() && (errno == unix.ENOENT || errno == unix.EOPNOTSUPP || errno == unix.ENODEV):
-		return "no PMU", fmt.Sprintf("%s: %s: the kernel has no hardware counter for it (a VM without a virtual PMU has none)", what, name)
+		return "no PMU", fmt.Sprintf("%s: %s: the kernel has no hardware counter for the event (a VM without a virtual PMU has none)", what, name)
 	case errno == unix.EACCES || errno == unix.EPERM:
 		return "not permitted", fmt.Sprintf("%s: %s: kernel.perf_event_paranoid is %s; counting a process's kernel events needs 1 or less, or CAP_PERFMON (a seccomp filter gives this too)",
 			what, name, paranoid())

@@ -17,7 +17,7 @@ func Open(cs ...Counter) *Set {
 		s.info[i] = Info{
 			Name:   c.String(),
 			Why:    "not Linux",
-			Detail: fmt.Sprintf("%s: no perf_event_open on %s: %v", c, runtime.GOOS, ErrUnsupported),
+			Detail: fmt.Sprintf("no perf_event_open on %s: %v", runtime.GOOS, ErrUnsupported),
 		}
 	}
 	return s
