@@ -93,13 +93,8 @@ func (c Counts) Sub(earlier Counts) Counts {
 // perf_event_open.
 var ErrUnsupported = errors.ErrUnsupported
 
-// Set is a group of counters open on the whole process, from Open.
-// Read and Close may be called from any goroutine.
-type Set struct {
-	counters []Counter
-	info     []Info
-	fds      [][]int // per counter, one descriptor per thread found at Open; nil when unavailable
-}
+// A Set (perfcount_$GOOS.go) is a group of counters open on the whole
+// process, from Open. Read and Close may be called from any goroutine.
 
 // Info describes each counter of the set, in the order Open was given.
 func (s *Set) Info() []Info {

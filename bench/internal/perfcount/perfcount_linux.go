@@ -15,6 +15,15 @@ import (
 	"golang.org/x/sys/unix"
 )
 
+// Set is a group of counters open on the whole process, from Open.
+type Set struct {
+	counters []Counter
+	info     []Info
+	// fds holds, per counter, one descriptor per thread found at Open;
+	// nil for a counter that is not available.
+	fds [][]int
+}
+
 // Open opens cs on every thread of the process, with inherit, so that
 // threads started later count too (see the package doc). A counter the
 // kernel refuses is reported unavailable in Info, with the reason; the

@@ -5,14 +5,18 @@ package perfcount
 import (
 	"fmt"
 	"runtime"
-	"slices"
 )
+
+// Set is a group of counters, none of which counts here.
+type Set struct {
+	info []Info
+}
 
 // Open reports every counter unavailable: perf_event_open is Linux's,
 // and the harness reads no equivalent here (macOS offers its PMU only
 // through the private kperf framework).
 func Open(cs ...Counter) *Set {
-	s := &Set{counters: slices.Clone(cs), info: make([]Info, len(cs))}
+	s := &Set{info: make([]Info, len(cs))}
 	for i, c := range cs {
 		s.info[i] = Info{
 			Name:   c.String(),
