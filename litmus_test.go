@@ -85,6 +85,13 @@ func (c litmusCount) stop(i uint64) bool {
 	return i&1023 == 0 && !c.deadline.IsZero() && time.Now().After(c.deadline)
 }
 
+// watchdog is how long a shape may run before it counts as hung: a side
+// waiting for ever (a lost wakeup in the harness itself) fails with every
+// stack instead of at the test binary's timeout.
+func (c litmusCount) watchdog() time.Duration {
+	return max(5*time.Minute, time.Duration(c.n)*100*time.Microsecond)
+}
+
 // litmusNeedsCPUs skips where the two threads cannot run at once: no
 // reordering between them can then be observed.
 func litmusNeedsCPUs(t *testing.T) {
@@ -190,7 +197,7 @@ const litmusJitter = 64
 // clock: what matters is the order the memory system saw.
 func runLitmus(t *testing.T, c litmusCount, s litmusShape) (ran, forbidden uint64, first []string) {
 	t.Helper()
-	stop := watchdog(t, 5*time.Minute)
+	stop := watchdog(t, c.watchdog())
 	defer stop()
 	var arrive, aDone, aDelay, last atomic.Uint64
 	last.Store(c.n)
@@ -527,7 +534,7 @@ func TestLitmusMP(t *testing.T) {
 // stops, and the consumer takes what was pushed.
 func litmusStream[T any](t *testing.T, c litmusCount, q Queue[T], batch int, mk func(uint64) T, ok func(T, uint64) bool) {
 	t.Helper()
-	stop := watchdog(t, 5*time.Minute)
+	stop := watchdog(t, c.watchdog())
 	defer stop()
 	var halt, total atomic.Uint64 // halt: the consumer asks the producer to stop; total: items pushed, then 1<<63 when it has
 	var wg sync.WaitGroup
