@@ -343,6 +343,10 @@ func (e *Event) Notify(n int) {
 // nil even when its ctx is cancelled at the same moment: the caller's
 // loop re-checks, and only the next Wait reports the cancellation. The
 // cost is a spare wake now and then when spinners and sleepers mix.
+//
+// TestLitmusSBDoorbell (litmus_test.go) runs W1, W2 against N1, N2 on
+// two locked threads and fails on a re-check that missed N1 while N2
+// missed W1; CI runs it on native arm64 and Apple silicon.
 
 // notify is Notify with a waiter registered (or an emulated GOARCH).
 func (e *Event) notify(n int) {

@@ -284,6 +284,11 @@ var statusErr = [8]error{
 // positions went by with no waiter, so a ring that streams without
 // parking pays no fence, and a ring whose waiters park often keeps
 // paying the XCHG it paid before there were modes, and no barrier.
+//
+// litmus_test.go stresses both directions on two locked threads:
+// TestLitmusMP the release/acquire publication through every ring,
+// TestLitmusSBRing the publish-then-Notify against prepare-then-re-check,
+// fenced and (on amd64) relaxed.
 
 // Bell modes; see above.
 const (

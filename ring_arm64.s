@@ -23,6 +23,8 @@
 //   - the waiter count that Notify then loads in Go is read with LDAR,
 //     which is never satisfied before this thread's earlier STLR is
 //     visible, so the doorbell's store-then-load needs no fence.
+// TestLitmusMP and TestLitmusSBRing (litmus_test.go) stress these edges;
+// they mean something on native arm64 only, not under qemu-user on x86.
 
 // func wordPush(q *SPSC[uint64], v uint64) uint8
 TEXT ·wordPush(SB), NOSPLIT, $0-17

@@ -4,6 +4,7 @@
 //	knitbench                          # every suite, quick mode
 //	knitbench -suites limits,ipc-peers -rounds 3
 //	knitbench -full -pin -out run1
+//	knitbench -suites limits -counters    # every perf counter the machine has
 //	knitbench -list
 //
 // Tables go to stdout as each suite finishes; progress goes to stderr;
@@ -22,6 +23,7 @@ import (
 	"time"
 
 	"github.com/knit-go/knit/bench/internal/harness"
+	"github.com/knit-go/knit/bench/internal/perfcount"
 	"github.com/knit-go/knit/bench/internal/report"
 	"github.com/knit-go/knit/bench/internal/suites"
 )
@@ -47,6 +49,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 		out      = fs.String("out", "", "results directory (default bench/results/<timestamp>)")
 		plotFmt  = fs.String("plot", "svg", "plot format: svg or png")
 		quiet    = fs.Bool("q", false, "no progress on stderr")
+		counters = fs.Bool("counters", false, "read every counter: context switches, CPU migrations, and cycles, instructions, cache and branch misses where a PMU is (default: context switches)")
 	)
 	fs.Usage = func() {
 		fmt.Fprintf(stderr, "usage: knitbench [flags]\n\n")
@@ -90,6 +93,14 @@ func run(args []string, stdout, stderr io.Writer) int {
 	if !*quiet {
 		cfg.Progress = stderr
 	}
+	// The counters open before any suite starts its threads, on every
+	// thread there is, and count the threads started later through them.
+	want := perfcount.Default
+	if *counters {
+		want = perfcount.All
+	}
+	cfg.Counters = perfcount.Open(want...)
+	defer cfg.Counters.Close()
 	dir := *out
 	if dir == "" {
 		dir = filepath.Join(resultsRoot(), time.Now().Format("20060102-150405"))

@@ -4,6 +4,7 @@ import (
 	"math"
 	"time"
 
+	"github.com/knit-go/knit/bench/internal/perfcount"
 	"github.com/knit-go/knit/bench/internal/stats"
 )
 
@@ -15,6 +16,9 @@ type Sample struct {
 	Wall    time.Duration `json:"wall_ns"`
 	CPU     time.Duration `json:"cpu_ns"` // process user+sys over the window; 0 if unavailable
 	Mallocs uint64        `json:"mallocs"`
+	// Counters are the events of every thread of the process over the
+	// window (perfcount), by name; only the available ones.
+	Counters perfcount.Counts `json:"counters,omitempty"`
 }
 
 // NsPerOp is the wall time of one op in this sample.
@@ -51,6 +55,9 @@ type RowResult struct {
 	// has no usable reference.
 	Ratio  float64 `json:"ratio_vs_ref"`
 	HasCPU bool    `json:"has_cpu"`
+	// CountersPerOp is each counter's median per op, by name: only the
+	// counters every sample has.
+	CountersPerOp map[string]float64 `json:"counters_per_op,omitempty"`
 }
 
 // GBps is payload gigabytes per second at the median (bytes per ns).
@@ -72,6 +79,9 @@ type SuiteResult struct {
 	PlotRowsOnX bool          `json:"plot_rows_on_x,omitempty"`
 	Rows        []RowResult   `json:"rows"`
 	Elapsed     time.Duration `json:"elapsed_ns"`
+	// Counters are the counters the run asked for, available or not:
+	// the tables' counter columns, in order.
+	Counters []perfcount.Info `json:"counters,omitempty"`
 }
 
 // Groups returns the suite's group names in first-seen order.
@@ -111,6 +121,20 @@ func (r *RowResult) summarize() {
 	r.CPUusPerOp = stats.Median(cpu)
 	r.AllocsPerOp = stats.Median(allocs)
 	r.Cores = stats.Median(cores)
+	for name := range r.Samples[0].Counters {
+		per := make([]float64, 0, len(r.Samples))
+		for _, s := range r.Samples {
+			if v, ok := s.Counters[name]; ok {
+				per = append(per, float64(v)/float64(s.Ops))
+			}
+		}
+		if len(per) == len(r.Samples) {
+			if r.CountersPerOp == nil {
+				r.CountersPerOp = map[string]float64{}
+			}
+			r.CountersPerOp[name] = stats.Median(per)
+		}
+	}
 }
 
 // setRatios fills Ratio for every row from its group's reference row.

@@ -17,7 +17,8 @@ const maxOps = 1 << 30
 //
 // Each visit starts a fresh instance, runs a GC so the window does not pay
 // for an earlier row's garbage, then times Run with the process's CPU
-// time and allocation count read on both sides of the window. A row that
+// time, allocation count and counters (cfg.Counters) read on both sides
+// of the window. A row that
 // fails keeps its error and is skipped for the remaining rounds.
 func Run(s Suite, cfg Config) SuiteResult {
 	begin := time.Now()
@@ -36,7 +37,7 @@ func Run(s Suite, cfg Config) SuiteResult {
 	res := SuiteResult{
 		Name: s.Name, Description: s.Description, Reproduces: s.Reproduces,
 		Unit: s.Unit, Ref: s.Ref, Speedup: s.Speedup, PlotRowsOnX: s.PlotRowsOnX,
-		Rows: make([]RowResult, len(rows)),
+		Rows: make([]RowResult, len(rows)), Counters: cfg.Counters.Info(),
 	}
 	ops := make([]int, len(rows))
 	for i, row := range rows {
@@ -141,6 +142,7 @@ func measure(row Row, cfg Config, n int) (Sample, error) {
 	runtime.GC()
 	var m0, m1 runtime.MemStats
 	runtime.ReadMemStats(&m0)
+	k0 := cfg.Counters.Read()
 	c0, okc0 := processCPU()
 	t0 := time.Now()
 	for err == nil && (done == 0 || time.Since(t0) < cfg.Duration) {
@@ -149,6 +151,7 @@ func measure(row Row, cfg Config, n int) (Sample, error) {
 	}
 	wall := time.Since(t0)
 	c1, okc1 := processCPU()
+	k1 := cfg.Counters.Read()
 	runtime.ReadMemStats(&m1)
 	if cerr := b.Close(); err == nil && cerr != nil {
 		err = fmt.Errorf("close: %w", cerr)
@@ -156,7 +159,7 @@ func measure(row Row, cfg Config, n int) (Sample, error) {
 	if err != nil {
 		return Sample{}, err
 	}
-	s := Sample{Ops: done, Wall: max(wall, 1), Mallocs: m1.Mallocs - m0.Mallocs}
+	s := Sample{Ops: done, Wall: max(wall, 1), Mallocs: m1.Mallocs - m0.Mallocs, Counters: k1.Sub(k0)}
 	if okc0 && okc1 {
 		s.CPU = c1 - c0
 	}

@@ -7,6 +7,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/knit-go/knit/bench/internal/perfcount"
 )
 
 // tinyConfig keeps harness tests to milliseconds, also under -race.
@@ -109,6 +111,47 @@ func TestMeasureIdleSeesSpinner(t *testing.T) {
 	}
 	if idle.Cores < 0.01 {
 		t.Errorf("a spinning goroutine reads %.3f cores, want > 0.01", idle.Cores)
+	}
+}
+
+// TestRunReadsCounters: with counters, every sample carries their
+// window's counts and the summary their median per op; a row whose op
+// is a sleep switches context at least once an op. Where no counter is
+// available, the samples carry none (so no table can show a zero).
+func TestRunReadsCounters(t *testing.T) {
+	cfg := tinyConfig()
+	cfg.Counters = perfcount.Open(perfcount.All...)
+	defer cfg.Counters.Close()
+	s := Suite{Name: "t", Ref: "sleep", Rows: func(Config) []Row {
+		return []Row{{Name: "sleep", Start: func(Config) (Bench, error) {
+			return Func(func(n int) error {
+				for range n {
+					time.Sleep(50 * time.Microsecond)
+				}
+				return nil
+			}), nil
+		}}}
+	}}
+	res := Run(s, cfg)
+	if len(res.Counters) != len(perfcount.All) {
+		t.Fatalf("suite lists %d counters, want %d", len(res.Counters), len(perfcount.All))
+	}
+	r := res.Rows[0]
+	if r.Error != "" {
+		t.Fatal(r.Error)
+	}
+	for _, in := range res.Counters {
+		for _, smp := range r.Samples {
+			if _, ok := smp.Counters[in.Name]; ok != in.Available {
+				t.Errorf("%s: available %v, in the sample %v", in.Name, in.Available, ok)
+			}
+		}
+		if _, ok := r.CountersPerOp[in.Name]; ok != in.Available {
+			t.Errorf("%s: available %v, in the summary %v", in.Name, in.Available, ok)
+		}
+	}
+	if cs, ok := r.CountersPerOp[perfcount.ContextSwitches.String()]; ok && cs < 0.5 {
+		t.Errorf("a 50 µs sleep per op switched context %.3f times per op", cs)
 	}
 }
 

@@ -10,6 +10,8 @@ package harness
 import (
 	"io"
 	"time"
+
+	"github.com/knit-go/knit/bench/internal/perfcount"
 )
 
 // Scale says how big a run is. Suites pick sizes (element counts, sweep
@@ -47,6 +49,9 @@ type Config struct {
 	Duration time.Duration // target length of one row's timed window in one round
 	Pin      bool          // pin measuring threads to CPUs where the OS allows it
 	Progress io.Writer     // progress lines (suite, round, row); nil for none
+	// Counters are read on both sides of every timed window, like the
+	// CPU time; nil reads none.
+	Counters *perfcount.Set
 }
 
 // Suite is a named set of rows that are compared with each other.

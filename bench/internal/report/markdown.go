@@ -3,9 +3,11 @@ package report
 import (
 	"fmt"
 	"math"
+	"strconv"
 	"strings"
 
 	"github.com/knit-go/knit/bench/internal/harness"
+	"github.com/knit-go/knit/bench/internal/perfcount"
 )
 
 // Markdown renders the whole report: the machine, then each suite's
@@ -67,11 +69,43 @@ func writeMachine(b *strings.Builder, r Report) {
 		[2]string{"run", desc},
 		[2]string{"command", "knitbench " + strings.Join(run.Args, " ")},
 	)
+	if len(run.Counters) > 0 {
+		kv = append(kv, [2]string{"counters", describeCounters(run.Counters)})
+	}
 	b.WriteString("| machine | |\n|---|---|\n")
 	for _, e := range kv {
 		fmt.Fprintf(b, "| %s | %s |\n", e[0], escape(e[1]))
 	}
 	b.WriteString("\n")
+}
+
+// describeCounters is the machine table's line on the counters: which
+// count, over what, and for those that do not, why (once per reason).
+func describeCounters(cs []perfcount.Info) string {
+	var ok []string
+	var reasons []string
+	missing := map[string][]string{}
+	for _, c := range cs {
+		switch {
+		case c.Available && c.UserOnly:
+			ok = append(ok, c.Name+" (user space only)")
+		case c.Available:
+			ok = append(ok, c.Name)
+		default:
+			if _, seen := missing[c.Detail]; !seen {
+				reasons = append(reasons, c.Detail)
+			}
+			missing[c.Detail] = append(missing[c.Detail], c.Name)
+		}
+	}
+	var parts []string
+	if len(ok) > 0 {
+		parts = append(parts, strings.Join(ok, ", ")+": every thread of the process (perf_event_open, inherit)")
+	}
+	for _, d := range reasons {
+		parts = append(parts, strings.Join(missing[d], ", ")+" n/a: "+d)
+	}
+	return strings.Join(parts, "; ")
 }
 
 func writeSuite(b *strings.Builder, s harness.SuiteResult) {
@@ -83,6 +117,9 @@ func writeSuite(b *strings.Builder, s harness.SuiteResult) {
 		"\"vs ref\" = median / median of `%s` in the same table.", s.Unit, s.Ref)
 	if s.Speedup {
 		fmt.Fprintf(b, " \"speedup\" = median of `%s` / median.", s.Ref)
+	}
+	if len(s.Counters) > 0 {
+		b.WriteString(" Counter columns (ctx-sw/op, ...) are events of every thread of the process per op, median over the rounds.")
 	}
 	fmt.Fprintf(b, " Suite took %v.\n\n", s.Elapsed.Round(1e6))
 	for _, g := range s.Groups() {
@@ -103,8 +140,12 @@ func writeTable(b *strings.Builder, s harness.SuiteResult, group string) {
 			bytes = bytes || r.Bytes > 0
 		}
 	}
-	head := []string{"row", "median", "min", "max", "vs ref", "CPU-µs/op", "allocs/op", "cores"}
-	align := []string{"---", "---:", "---:", "---:", "---:", "---:", "---:", "---:"}
+	head := []string{"row", "median", "min", "max", "vs ref", "CPU-µs/op"}
+	align := []string{"---", "---:", "---:", "---:", "---:", "---:"}
+	for _, c := range s.Counters {
+		head, align = append(head, counterColumn(c.Name)), append(align, "---:")
+	}
+	head, align = append(head, "allocs/op", "cores"), append(align, "---:", "---:")
 	if bytes {
 		head, align = append(head, "GB/s"), append(align, "---:")
 	}
@@ -132,8 +173,11 @@ func writeTable(b *strings.Builder, s harness.SuiteResult, group string) {
 			cpu = sig3(r.CPUusPerOp)
 			cores = fmt.Sprintf("%.2f", r.Cores)
 		}
-		cells = append(cells, FormatNs(r.MedianNs), FormatNs(r.MinNs), FormatNs(r.MaxNs),
-			ratio(r.Ratio), cpu, sig3(r.AllocsPerOp), cores)
+		cells = append(cells, FormatNs(r.MedianNs), FormatNs(r.MinNs), FormatNs(r.MaxNs), ratio(r.Ratio), cpu)
+		for _, c := range s.Counters {
+			cells = append(cells, counterCell(c, r))
+		}
+		cells = append(cells, sig3(r.AllocsPerOp), cores)
 		if bytes {
 			cells = append(cells, sig3(r.GBps()))
 		}
@@ -146,6 +190,46 @@ func writeTable(b *strings.Builder, s harness.SuiteResult, group string) {
 		}
 		fmt.Fprintf(b, "| %s |\n", strings.Join(cells, " | "))
 	}
+}
+
+// counterColumns are the counter columns' headers, by counter name.
+var counterColumns = map[string]string{
+	"context-switches": "ctx-sw/op",
+	"cpu-migrations":   "migrations/op",
+	"cycles":           "cycles/op",
+	"instructions":     "instr/op",
+	"cache-misses":     "cache-miss/op",
+	"branch-misses":    "branch-miss/op",
+}
+
+func counterColumn(name string) string {
+	if h, ok := counterColumns[name]; ok {
+		return h
+	}
+	return name + "/op"
+}
+
+// counterCell is a row's figure for counter c: per op, or why there is
+// none. A counter that is not available reads "n/a: <why>", never 0.
+func counterCell(c perfcount.Info, r harness.RowResult) string {
+	if !c.Available {
+		return "n/a: " + escape(c.Why)
+	}
+	v, ok := r.CountersPerOp[c.Name]
+	if !ok {
+		return "n/a"
+	}
+	return perOp(v)
+}
+
+// perOp prints a per-op count: three significant digits, and two in
+// exponent form below 0.001, where a count of one event in thousands of
+// ops is still worth reading.
+func perOp(v float64) string {
+	if v != 0 && math.Abs(v) < 0.001 {
+		return strconv.FormatFloat(v, 'g', 2, 64)
+	}
+	return sig3(v)
 }
 
 // FormatNs prints a duration given in ns with three significant digits in

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/knit-go/knit/bench/internal/harness"
+	"github.com/knit-go/knit/bench/internal/perfcount"
 )
 
 // Report is one knitbench run.
@@ -28,6 +29,9 @@ type RunInfo struct {
 	Rounds   int           `json:"rounds"`
 	Duration time.Duration `json:"duration_ns"` // per row per round
 	Pin      bool          `json:"pin"`
+	// Counters are the counters the run read (cfg.Counters), available
+	// or not.
+	Counters []perfcount.Info `json:"counters,omitempty"`
 }
 
 // NewRunInfo describes cfg; Started is now, without the monotonic reading
@@ -40,6 +44,7 @@ func NewRunInfo(cfg harness.Config, args []string) RunInfo {
 		Rounds:   cfg.Rounds,
 		Duration: cfg.Duration,
 		Pin:      cfg.Pin,
+		Counters: cfg.Counters.Info(),
 	}
 }
 

@@ -10,6 +10,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/knit-go/knit/bench/internal/harness"
+	"github.com/knit-go/knit/bench/internal/perfcount"
 )
 
 // sampleReport runs two small synthetic suites through the real harness,
@@ -18,6 +19,8 @@ import (
 func sampleReport(t *testing.T) Report {
 	t.Helper()
 	cfg := harness.Config{Scale: harness.Tiny, Rounds: 2, Duration: time.Millisecond}
+	cfg.Counters = perfcount.Open(perfcount.All...)
+	t.Cleanup(func() { cfg.Counters.Close() })
 	spin := func(k int) func(harness.Config) (harness.Bench, error) {
 		return func(harness.Config) (harness.Bench, error) {
 			sink := 0
@@ -135,6 +138,42 @@ func TestMarkdown(t *testing.T) {
 		} else if cols != 0 && n != cols {
 			t.Errorf("row %q has %d separators, header has %d", line, n, cols)
 		}
+	}
+}
+
+// TestMarkdownCounters: a counter column shows the figure per op where
+// the counter counts, and says why not where it does not, never 0.
+func TestMarkdownCounters(t *testing.T) {
+	s := harness.SuiteResult{
+		Name: "c", Unit: "op", Ref: "a",
+		Counters: []perfcount.Info{
+			{Name: "context-switches", Available: true},
+			{Name: "cycles", Why: "no PMU", Detail: "perf_event_open: ENOENT: no hardware counter"},
+		},
+		Rows: []harness.RowResult{
+			{Name: "a", MedianNs: 100, MinNs: 90, MaxNs: 110, Ratio: 1, HasCPU: true, CPUusPerOp: 0.1, Cores: 1,
+				CountersPerOp: map[string]float64{"context-switches": 0.5}},
+			{Name: "b", MedianNs: 200, MinNs: 190, MaxNs: 210, Ratio: 2, HasCPU: true, CPUusPerOp: 0.2, Cores: 1,
+				CountersPerOp: map[string]float64{"context-switches": 0.00012}},
+		},
+	}
+	md := SuiteMarkdown(s)
+	for _, want := range []string{
+		"| CPU-µs/op | ctx-sw/op | cycles/op | allocs/op |",
+		"| 0.100 | 0.500 | n/a: no PMU |",
+		"| 0.200 | 0.00012 | n/a: no PMU |",
+	} {
+		if !strings.Contains(md, want) {
+			t.Errorf("markdown lacks %q:\n%s", want, md)
+		}
+	}
+	head := describeCounters(s.Counters)
+	if !strings.Contains(head, "context-switches: every thread") || !strings.Contains(head, "cycles n/a: perf_event_open: ENOENT") {
+		t.Errorf("machine table's counters line: %q", head)
+	}
+	s.Counters = nil
+	if md := SuiteMarkdown(s); strings.Contains(md, "ctx-sw") {
+		t.Errorf("a run without counters has a counter column:\n%s", md)
 	}
 }
 
