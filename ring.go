@@ -328,6 +328,25 @@ func publish(p *atomic.Uint64, v uint64, mode *atomic.Uint32) {
 	p.Store(v)
 }
 
+// publish2 is publish for a store that two bells' waiters watch (a
+// Broadcast subscriber's cursor: its producer waits on one bell, its
+// followers on another). It stores with XCHG unless both bells are
+// relaxed; otherwise it runs publishRelaxed's steps for the first bell
+// and then the second's: load its mode again (P1), fence unless still
+// relaxed, so every later load is that bell's P3. The extra load and the
+// first bell's fence between the store and the second bell's P1 only
+// order more, so the argument above holds for each bell on its own.
+func publish2(p *atomic.Uint64, v uint64, m1, m2 *atomic.Uint32) {
+	if relaxedPublish && m1.Load() == modeRelaxed && m2.Load() == modeRelaxed {
+		publishRelaxed(p, v, m1)
+		if m2.Load() != modeRelaxed {
+			storeLoadFence()
+		}
+		return
+	}
+	p.Store(v)
+}
+
 // A publisher publishes with publish(p, v, &b.mode) and then rings the
 // bell:
 //

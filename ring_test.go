@@ -86,7 +86,12 @@ func bellsOfRing(q any) *ringBells {
 	case *MPMC[int]:
 		return &q.r.bells
 	case joined[int]:
-		return &q.sender.(SPSCProducer[int]).q.bells
+		switch p := q.sender.(type) {
+		case *Broadcast[int]:
+			return &p.bells
+		case SPSCProducer[int]:
+			return &p.q.bells
+		}
 	}
 	panic(fmt.Sprintf("ringBells: %T", q))
 }
