@@ -702,6 +702,74 @@ func (s *Subscription[T]) Pop(ctx context.Context) (T, error) {
 	return popSlow[T](s, s.bellsOf(), ctx)
 }
 
+// PopFunc takes the next item as Pop does, but in place: f gets a
+// pointer to the item in its slot, and the subscription moves past it
+// (its followers see it, the producer may reuse the slot) only when f
+// returns. What f writes into the item is what the followers read: the
+// disruptor's stages, each handing the next its results in the event
+// itself. f may write only where no other subscription reads the item at
+// the same time, that is when every other subscription follows this one
+// (directly or through others); f must not keep the pointer. It returns
+// nil once f ran, ErrClosed once drained, or ctx.Err().
+func (s *Subscription[T]) PopFunc(ctx context.Context, f func(*T)) error {
+	if err := ctxErr(ctx); err != nil {
+		return err
+	}
+	if err := s.await(ctx); err != nil {
+		return err
+	}
+	if checkEnds {
+		s.side.enter("Broadcast", "subscriber")
+		defer s.side.leave()
+	}
+	b := s.b
+	h := s.cursor.Load()
+	f(&b.buf[h&b.mask])
+	if b.clearSlots {
+		s.clearPassed(h, h+1)
+	}
+	s.moved(h, h+1)
+	return nil
+}
+
+// ready reports whether the next item is ready (stOK), or why not.
+func (s *Subscription[T]) ready() status {
+	if h := s.cursor.Load(); h == s.avail {
+		return s.popMiss(h)
+	}
+	return stOK
+}
+
+// await waits until the next item is ready: popSlow's loop, with ready
+// for the attempt (PopFunc takes the item itself once it is).
+func (s *Subscription[T]) await(ctx context.Context) error {
+	bs := s.bellsOf()
+	for {
+		switch s.ready() {
+		case stOK:
+			return nil
+		case stDrained:
+			return ErrClosed
+		}
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		t, fenced := bs.notEmpty.prepare(s.barrier())
+		st := s.ready()
+		if st == stEmpty && !fenced {
+			bs.notEmpty.fence()
+			st = s.ready()
+		}
+		if st != stEmpty {
+			bs.notEmpty.Cancel(t)
+			continue
+		}
+		if err := bs.notEmpty.Wait(ctx, t, bs.park); err != nil {
+			return err
+		}
+	}
+}
+
 // PopBatch takes up to len(dst) ready items with one store of the
 // cursor; it never blocks.
 func (s *Subscription[T]) PopBatch(dst []T) int { return s.popBatch(dst) }

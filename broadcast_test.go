@@ -127,7 +127,7 @@ func everyItem[T any](t *testing.T, sh bcastShape, n int, spin time.Duration, mk
 			mode := k
 			for want < n {
 				mode++
-				switch mode % 5 {
+				switch mode % 6 {
 				case 0:
 					v, err := s.Pop(ctx)
 					if err != nil || !check(v) {
@@ -167,6 +167,12 @@ func everyItem[T any](t *testing.T, sh bcastShape, n int, spin time.Duration, mk
 						if want%13 == 0 || want == n {
 							break
 						}
+					}
+				case 5:
+					ok := true
+					if err := s.PopFunc(ctx, func(v *T) { ok = check(*v) }); err != nil || !ok {
+						errc <- err
+						return
 					}
 				}
 			}
@@ -736,5 +742,113 @@ func TestBroadcastZeroAlloc(t *testing.T) {
 	})
 	if allocs != 0 {
 		t.Errorf("%v allocs per cycle, want 0", allocs)
+	}
+}
+
+// TestBroadcastPopFunc: a pipeline of stages handles each item in place,
+// each writing a field the next one reads, and a last stage copies the
+// whole item out with Pop; under -race this proves each stage's writes
+// happen before the next stage's reads. (A subscription beside a writing
+// stage, copying the item meanwhile, would race: PopFunc's contract.) A
+// blocked PopFunc wakes for its leader, and ends on Close or ctx.
+func TestBroadcastPopFunc(t *testing.T) {
+	defer watchdog(t, 60*time.Second)()
+	type ev struct{ seq, a, b int }
+	n := 50_000
+	if raceEnabled {
+		n = 3_000
+	}
+	ctx := context.Background()
+	b := NewBroadcast[ev](16, WithSpin(NoSpin))
+	sa := b.Subscribe()
+	sb := b.SubscribeAfter(sa)
+	sc := b.SubscribeAfter(sb)
+	side := b.SubscribeAfter(sc)
+	errc := make(chan error, 4)
+	var wg sync.WaitGroup
+	stage := func(s *Subscription[ev], f func(e *ev) error) {
+		wg.Go(func() {
+			var err error
+			for {
+				if perr := s.PopFunc(ctx, func(e *ev) { err = f(e) }); perr != nil {
+					if !errors.Is(perr, ErrClosed) {
+						errc <- perr
+					}
+					return
+				}
+				if err != nil {
+					errc <- err
+					return
+				}
+			}
+		})
+	}
+	stage(sa, func(e *ev) error { e.a = 2 * e.seq; return nil })
+	stage(sb, func(e *ev) error { e.b = e.a + 1; return nil })
+	next := 0
+	stage(sc, func(e *ev) error {
+		if e.seq != next || e.b != 2*e.seq+1 {
+			return fmt.Errorf("last stage got %+v at %d", *e, next)
+		}
+		next++
+		return nil
+	})
+	wg.Go(func() {
+		for want := range n {
+			e, err := side.Pop(ctx)
+			if err != nil || e.seq != want || e.b != 2*want+1 {
+				errc <- fmt.Errorf("last Pop = %+v, %v; want seq %d", e, err, want)
+				return
+			}
+		}
+	})
+	for i := range n {
+		if err := b.Push(ctx, ev{seq: i}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	b.Close()
+	wg.Wait()
+	close(errc)
+	for err := range errc {
+		t.Fatal(err)
+	}
+	if next != n {
+		t.Fatalf("last stage saw %d of %d", next, n)
+	}
+	done, cancel := context.WithCancel(ctx)
+	cancel()
+	called := false
+	if err := sa.PopFunc(done, func(*ev) { called = true }); !errors.Is(err, context.Canceled) || called {
+		t.Fatalf("PopFunc with a done ctx = %v, called %v", err, called)
+	}
+	if err := sa.PopFunc(ctx, func(*ev) { called = true }); !errors.Is(err, ErrClosed) || called {
+		t.Fatalf("PopFunc when drained = %v, called %v", err, called)
+	}
+
+	// Blocked, then woken by its leader; blocked, then cancelled.
+	b2 := NewBroadcast[int](4)
+	l := b2.Subscribe()
+	f := b2.SubscribeAfter(l)
+	got := make(chan error, 1)
+	go func() {
+		got <- f.PopFunc(ctx, func(v *int) {
+			if *v != 5 {
+				panic(*v)
+			}
+		})
+	}()
+	waitRegistered(t, &b2.stage.notEmpty.Event, 1)
+	b2.TryPush(5)
+	l.TryPop()
+	if err := <-got; err != nil {
+		t.Fatal(err)
+	}
+	cctx, ccancel := context.WithCancel(ctx)
+	go func() { got <- f.PopFunc(cctx, func(*int) { panic("called") }) }()
+	waitRegistered(t, &b2.stage.notEmpty.Event, 1)
+	ccancel()
+	if err := <-got; !errors.Is(err, context.Canceled) {
+		t.Fatalf("cancelled PopFunc = %v", err)
 	}
 }
