@@ -12,6 +12,7 @@ require (
 	github.com/klauspost/cpuid/v2 v2.4.2
 	github.com/knit-go/knit v0.0.0
 	github.com/panjf2000/ants/v2 v2.12.1
+	github.com/puzpuzpuz/xsync/v4 v4.5.0
 	github.com/sourcegraph/conc v0.3.0
 	github.com/tsenart/vegeta/v12 v12.13.0
 	golang.org/x/sync v0.25.0

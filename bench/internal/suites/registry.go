@@ -90,7 +90,7 @@ func names0(ss []harness.Suite) []string {
 // its peers, then the shapes of Knitting's own benchmarks, and idle CPU
 // last.
 var runOrder = []string{
-	"limits", "spin", "park", "rings", "spsc-rigtorp",
+	"limits", "spin", "park", "rings", "spsc-rigtorp", "broadcast", "mailbox",
 	"ipc-peers", "pool", "pool-call", "pool-submit", "pool-group", "pool-steal",
 	"payload", "types", "heavy", "idle",
 }
