@@ -336,10 +336,7 @@ func (m *Mailbox[T]) bellsOf() *ringBells { return &m.bells }
 func (m *Mailbox[T]) recvOps() ringOps[T] { return m }
 func (m *Mailbox[T]) sendOps() ringOps[T] { return m }
 
-var (
-	_ Queue[int]   = (*Mailbox[int])(nil)
-	_ ringOps[int] = (*Mailbox[int])(nil)
-)
+var _ ringOps[int] = (*Mailbox[int])(nil)
 
 // TryPush adds v unless the mailbox is closed; it never blocks.
 func (m *Mailbox[T]) TryPush(v T) bool { return m.push(v) == stOK }

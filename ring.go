@@ -15,7 +15,7 @@ import (
 )
 
 // Queue is the method set every knit ring has (SPSC, Words, MPSC, SPMC,
-// MPMC), for code that takes any of them. Which sides may be shared
+// MPMC, and the unbounded Mailbox), for code that takes any of them. Which sides may be shared
 // between goroutines is the ring's contract, not the interface's: a
 // single side used by two goroutines at once is a data race.
 type Queue[T any] interface {
@@ -82,6 +82,7 @@ var (
 	_ Queue[int]    = (*SPMC[int])(nil)
 	_ Queue[int]    = (*MPMC[int])(nil)
 	_ Queue[uint64] = (*Words)(nil)
+	_ Queue[int]    = (*Mailbox[int])(nil)
 )
 
 var (
