@@ -16,8 +16,9 @@ import (
 // disruptor's shape. The producer waits for the slowest subscriber (the
 // disruptor's gating sequence) rather than dropping items; a subscriber
 // waits for the producer, or, in a pipeline, for the subscriber it
-// follows. Items are never copied between stages: every subscriber reads
-// the same slot.
+// follows. Items are not copied from stage to stage: every subscription
+// reads the same slot (Pop copies the item out of it, PopFunc works on it
+// in place).
 //
 //	b := knit.NewBroadcast[Event](1024)
 //	parse := b.Subscribe()            // sees every item
@@ -28,7 +29,9 @@ import (
 // items pushed after Subscribe returns, never older ones. Items pushed
 // while there is no subscription are seen by nobody. A subscription that
 // leaves (Unsubscribe) stops gating the producer at once; a subscription
-// that followed it then follows whatever it followed.
+// that followed it then follows whatever it followed. A stage that hands
+// results to the stages after it writes them into the item in place,
+// with PopFunc: its cursor moves only when its callback returns.
 //
 // The producer side (TryPush, Push, the batch calls, Close) belongs to one
 // goroutine at a time, as an SPSC's producer end does; so does each
@@ -38,16 +41,18 @@ import (
 // Close is lossless: each subscription drains what it has not yet seen,
 // then gets ErrClosed.
 //
-// Memory: Cap slots of T, plus under 2 KiB of padded indices and
-// doorbells, plus a padded cursor per subscription. Where T holds
-// pointers, a slot is cleared once every subscription has passed it: by
-// the last one to pass it when that one can tell it is the last (it
-// looks at the others' positions when it catches up with them, and at
-// most once every 64 items while it is ahead), otherwise by the producer
-// when it next reloads the subscriptions' positions, which it does before
-// reusing a slot. So passed items are released at once in the common
-// cases and never outlive the next lap; the zero Broadcast is not a ring,
-// create one with NewBroadcast.
+// Memory: Cap slots of T, plus under 1 KiB of padded indices and
+// doorbells (1.5 KiB with arm64's 128-byte lines), and two lines per
+// subscription. Where T holds pointers, a slot is cleared once every
+// subscription has passed it: by the last one to pass it when that one
+// can tell it is the last (it looks at the others' positions when it
+// catches up with them, and at most once every 64 items while it is
+// ahead), otherwise by the producer when it next reloads the
+// subscriptions' positions, which it does before reusing a slot. So
+// passed items are released at once in the common cases and never
+// outlive the next lap.
+//
+// The zero Broadcast is not a ring; create one with NewBroadcast.
 type Broadcast[T any] struct {
 	_ [CacheLineSize]byte // keep the producer's line off whatever precedes the ring
 
