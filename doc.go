@@ -27,6 +27,13 @@
 //   - [MPSC]: many producers, one consumer: a worker's inbox, fan-in.
 //   - [SPMC]: one producer, many consumers: fan-out to a set of workers.
 //   - [MPMC]: many on both sides: a shared job queue.
+//   - [Mailbox]: an unbounded MPSC queue, an actor's inbox: a push never
+//     waits while it is open. It has the rings' method set; Cap is
+//     math.MaxInt.
+//   - [Broadcast]: one producer, and subscriptions that each see every
+//     item (the disruptor's ring): fan-out to every consumer, and
+//     pipelines of stages with [Broadcast.SubscribeAfter]. The producer
+//     waits for the slowest subscription.
 //
 // Waiting, for code that builds its own primitives:
 //
@@ -80,7 +87,8 @@
 //     channels instead of the runtime's semaphore, at about twice the cost
 //     of a parked round trip.
 //   - knit_checkends: each single side (both sides of SPSC and Words,
-//     MPSC's consumer, SPMC's producer) panics when two goroutines are
+//     MPSC's and Mailbox's consumer, SPMC's and Broadcast's producer, each
+//     Subscription) panics when two goroutines are
 //     inside its calls at once, the sharing that loses items. A side
 //     handed from one goroutine to another with synchronisation passes;
 //     a handoff without it is a data race, which -race reports. It costs

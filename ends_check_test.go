@@ -23,11 +23,15 @@ func TestCheckedEndsCatchSharing(t *testing.T) {
 	}
 	spsc, words := NewSPSC[int](64), NewWords(64)
 	mpsc, spmc := NewMPSC[int](64), NewSPMC[int](64)
+	mbox, bcast := NewMailbox[int](), NewBroadcast[int](64)
+	bsub := bcast.Subscribe()
 	sides := []side{
 		{"SPSC producer", func() { spsc.Producer().TryPush(1); spsc.Consumer().TryPop() }},
 		{"Words producer", func() { words.Producer().PushBatch([]uint64{1}); words.TryPop() }},
 		{"MPSC consumer", func() { mpsc.TryPush(1); mpsc.TryPop() }},
 		{"SPMC producer", func() { spmc.TryPush(1); spmc.TryPop() }},
+		{"Mailbox consumer", func() { mbox.TryPush(1); mbox.TryPop() }},
+		{"Broadcast producer and subscription", func() { bcast.PushBatch([]int{1}); bsub.TryPop() }},
 	}
 	for _, s := range sides {
 		t.Run(s.name, func(t *testing.T) {

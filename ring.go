@@ -15,7 +15,7 @@ import (
 )
 
 // Queue is the method set every knit ring has (SPSC, Words, MPSC, SPMC,
-// MPMC), for code that takes any of them. Which sides may be shared
+// MPMC, and the unbounded Mailbox), for code that takes any of them. Which sides may be shared
 // between goroutines is the ring's contract, not the interface's: a
 // single side used by two goroutines at once is a data race.
 type Queue[T any] interface {
@@ -82,6 +82,7 @@ var (
 	_ Queue[int]    = (*SPMC[int])(nil)
 	_ Queue[int]    = (*MPMC[int])(nil)
 	_ Queue[uint64] = (*Words)(nil)
+	_ Queue[int]    = (*Mailbox[int])(nil)
 )
 
 var (
@@ -328,6 +329,25 @@ type ringBell struct {
 func publish(p *atomic.Uint64, v uint64, mode *atomic.Uint32) {
 	if relaxedPublish && mode.Load() == modeRelaxed {
 		publishRelaxed(p, v, mode)
+		return
+	}
+	p.Store(v)
+}
+
+// publish2 is publish for a store that two bells' waiters watch (a
+// Broadcast subscriber's cursor: its producer waits on one bell, its
+// followers on another). It stores with XCHG unless both bells are
+// relaxed; otherwise it runs publishRelaxed's steps for the first bell
+// and then the second's: load its mode again (P1), fence unless still
+// relaxed, so every later load is that bell's P3. The extra load and the
+// first bell's fence between the store and the second bell's P1 only
+// order more, so the argument above holds for each bell on its own.
+func publish2(p *atomic.Uint64, v uint64, m1, m2 *atomic.Uint32) {
+	if relaxedPublish && m1.Load() == modeRelaxed && m2.Load() == modeRelaxed {
+		publishRelaxed(p, v, m1)
+		if m2.Load() != modeRelaxed {
+			storeLoadFence()
+		}
 		return
 	}
 	p.Store(v)

@@ -3,6 +3,7 @@ package knit
 import (
 	"context"
 	"errors"
+	"math"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -55,6 +56,9 @@ func FuzzRing(f *testing.F) {
 		for _, k := range ringKinds {
 			q := k.newInt(c)
 			m := &ringModel{cap: roundUpPow2(c)}
+			if k.unbounded {
+				m.cap = math.MaxInt
+			}
 			next := 1
 			var history []observation
 			for i, b := range ops {

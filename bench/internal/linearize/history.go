@@ -28,6 +28,13 @@
 //     linearizable; under the ring model it is, and everything else the
 //     FIFO model forbids (loss, duplication, reordering, failing while the
 //     head item was published long ago) stays forbidden.
+//
+//   - Broadcast (BroadcastOps with BroadcastModel, recorded with
+//     RecordEach): one producer and subscribers that each see every item
+//     in order, a follower only after its leader; a push fails only when
+//     the slowest subscriber is a lap behind. Strict, for single-item
+//     tries; a Broadcast with one subscriber is also checked as an SPSC
+//     ring, batches included.
 package linearize
 
 import (
@@ -95,6 +102,13 @@ type Config struct {
 // start together and jitter between ops (a short spin or a Gosched) so
 // that their operations overlap in varied ways.
 func Record(q Queue, cfg Config) []Op {
+	return RecordEach(func(int) Queue { return q }, cfg)
+}
+
+// RecordEach is Record with a queue per client: client c drives q(c), so
+// a Broadcast's producer and each of its subscriptions can be clients of
+// one history.
+func RecordEach(q func(client int) Queue, cfg Config) []Op {
 	var (
 		clock atomic.Int64
 		ready atomic.Int32
@@ -102,6 +116,7 @@ func Record(q Queue, cfg Config) []Op {
 		hists = make([][]Op, len(cfg.Roles))
 	)
 	for c, role := range cfg.Roles {
+		q := q(c)
 		wg.Add(1)
 		go func() {
 			defer wg.Done()

@@ -2,6 +2,7 @@ package linearize
 
 import (
 	"fmt"
+	"math"
 	"runtime"
 	"slices"
 	"sync"
@@ -31,47 +32,79 @@ func histories() int {
 var caps = []int{1, 2, 4}
 
 type ringCase struct {
-	name   string
-	roles  []Role
-	strict bool // the FIFO model must accept every history (SPSC)
-	plain  func(cap int) Queue
-	wide   func(cap int) knit.Queue[bigVal] // nil: no wide-value variant
+	name      string
+	roles     []Role
+	strict    bool // the FIFO model must accept every history (SPSC)
+	unbounded bool // a push never finds it full (Mailbox): the models get no bound
+	plain     func(cap int) Queue
+	wide      func(cap int) knit.Queue[bigVal] // nil: no wide-value variant
 }
 
 var ringCases = []ringCase{
-	{"SPSC", []Role{Producer, Consumer}, true,
+	{"SPSC", []Role{Producer, Consumer}, true, false,
 		func(c int) Queue { return knit.NewSPSC[uint64](c) },
 		func(c int) knit.Queue[bigVal] { return knit.NewSPSC[bigVal](c) }},
-	{"Words", []Role{Producer, Consumer}, true,
+	{"Words", []Role{Producer, Consumer}, true, false,
 		func(c int) Queue { return knit.NewWords(c) }, nil},
-	{"MPSC", []Role{Producer, Producer, Producer, Consumer}, false,
+	{"MPSC", []Role{Producer, Producer, Producer, Consumer}, false, false,
 		func(c int) Queue { return knit.NewMPSC[uint64](c) },
 		func(c int) knit.Queue[bigVal] { return knit.NewMPSC[bigVal](c) }},
-	{"SPMC", []Role{Producer, Consumer, Consumer, Consumer}, false,
+	{"SPMC", []Role{Producer, Consumer, Consumer, Consumer}, false, false,
 		func(c int) Queue { return knit.NewSPMC[uint64](c) },
 		func(c int) knit.Queue[bigVal] { return knit.NewSPMC[bigVal](c) }},
-	{"MPMC", []Role{Both, Both, Both, Both}, false,
+	{"MPMC", []Role{Both, Both, Both, Both}, false, false,
 		func(c int) Queue { return knit.NewMPMC[uint64](c) },
 		func(c int) knit.Queue[bigVal] { return knit.NewMPMC[bigVal](c) }},
-	{"MPMC 2P2C", []Role{Producer, Producer, Consumer, Consumer}, false,
+	{"MPMC 2P2C", []Role{Producer, Producer, Consumer, Consumer}, false, false,
 		func(c int) Queue { return knit.NewMPMC[uint64](c) },
 		func(c int) knit.Queue[bigVal] { return knit.NewMPMC[bigVal](c) }},
-	{"SPSC ends, TrySend/TryRecv", []Role{Producer, Consumer}, true,
+	{"SPSC ends, TrySend/TryRecv", []Role{Producer, Consumer}, true, false,
 		func(c int) Queue {
 			q := knit.NewSPSC[uint64](c)
 			return errEnds{q.Producer(), q.Consumer()}
 		}, nil},
-	{"Words ends, TrySend/TryRecv", []Role{Producer, Consumer}, true,
+	{"Words ends, TrySend/TryRecv", []Role{Producer, Consumer}, true, false,
 		func(c int) Queue {
 			q := knit.NewWords(c)
 			return errEnds{q.Producer(), q.Consumer()}
 		}, nil},
-	{"MPMC, TrySend/TryRecv", []Role{Both, Both, Both, Both}, false,
+	{"MPMC, TrySend/TryRecv", []Role{Both, Both, Both, Both}, false, false,
 		func(c int) Queue {
 			q := knit.NewMPMC[uint64](c)
 			return errEnds{q, q}
 		}, nil},
+	// A Broadcast's producer and one subscription are an SPSC ring.
+	{"Broadcast, 1 subscriber", []Role{Producer, Consumer}, true, false,
+		func(c int) Queue { return newBcastPair[uint64](c) },
+		func(c int) knit.Queue[bigVal] { return newBcastPair[bigVal](c) }},
+	// Its segments hold 1024 items: 8 MiB of bigVal, too much per history.
+	{"Mailbox", []Role{Producer, Producer, Producer, Consumer}, false, true,
+		func(int) Queue { return knit.NewMailbox[uint64]() }, nil},
+	{"Mailbox, TrySend/TryRecv", []Role{Producer, Producer, Consumer}, false, true,
+		func(int) Queue {
+			q := knit.NewMailbox[uint64]()
+			return errEnds{q, q}
+		}, nil},
 }
+
+// bcastPair is a Broadcast with one subscription, as a knit.Queue: the
+// producer's calls from the Broadcast, the consumer's from the
+// subscription (their embedded methods of the same name, Len and Cap,
+// are the Broadcast's).
+type bcastPair[T any] struct {
+	*knit.Broadcast[T]
+	*knit.Subscription[T]
+}
+
+func newBcastPair[T any](c int) bcastPair[T] {
+	b := knit.NewBroadcast[T](c)
+	return bcastPair[T]{b, b.Subscribe()}
+}
+
+func (p bcastPair[T]) Len() int { return p.Broadcast.Len() }
+func (p bcastPair[T]) Cap() int { return p.Broadcast.Cap() }
+
+var _ knit.Queue[int] = bcastPair[int]{}
 
 // errEnds drives a ring through the calls that return errors (TrySend,
 // TryRecv): p pushes and c pops, an SPSC ring's two ends or one ring
@@ -139,6 +172,9 @@ func TestKnitRings(t *testing.T) {
 					maxBatch = 0 // single-item tries only
 				}
 				ops := Record(q, Config{Roles: rc.roles, Ops: opsPer(rc.roles), MaxBatch: maxBatch, Seed: uint64(h)})
+				if rc.unbounded {
+					c = math.MaxInt32
+				}
 				if wq != nil {
 					if torn := wq.torn.Load(); torn != 0 {
 						t.Fatalf("history %d: %d torn values", h, torn)

@@ -26,6 +26,8 @@ var registry = []harness.Suite{
 	parkSuite,
 	ringsSuite,
 	rigtorpSuite,
+	broadcastSuite,
+	mailboxSuite,
 	withRows(ipcPeersSuite, ipcKnitRows),
 	poolSuite,
 	poolCallSuite,

@@ -1,0 +1,99 @@
+package knit_test
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"sync"
+
+	"github.com/knit-go/knit"
+)
+
+// Every subscription sees every item, in order; the producer waits for
+// the slowest. Close is lossless: each subscription drains what it has
+// not seen, then its range ends.
+func ExampleBroadcast() {
+	ctx := context.Background()
+	b := knit.NewBroadcast[string](4)
+	upper, count := b.Subscribe(), b.Subscribe() // before the first push: they see everything
+
+	var wg sync.WaitGroup
+	var shouted []string
+	var n int
+	wg.Go(func() {
+		for s := range upper.All(ctx) {
+			shouted = append(shouted, strings.ToUpper(s))
+		}
+	})
+	wg.Go(func() {
+		for range count.All(ctx) {
+			n++
+		}
+	})
+	for _, s := range []string{"a", "b", "c", "d", "e", "f"} {
+		b.Push(ctx, s) // waits while the slower subscription is a lap behind
+	}
+	b.Close()
+	wg.Wait()
+	fmt.Println(shouted, n)
+	// Output: [A B C D E F] 6
+}
+
+// A pipeline in one ring: each stage follows the one before it and sees an
+// item once that one is done with it. PopFunc handles the item in its
+// slot, so what a stage writes is what the next stage reads; nothing is
+// copied between stages.
+func ExampleBroadcast_SubscribeAfter() {
+	type order struct {
+		id     int
+		price  int
+		taxed  int
+		stored bool
+	}
+	ctx := context.Background()
+	b := knit.NewBroadcast[order](8)
+	tax := b.Subscribe()
+	store := b.SubscribeAfter(tax)
+	report := b.SubscribeAfter(store)
+
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		for tax.PopFunc(ctx, func(o *order) { o.taxed = o.price * 120 / 100 }) == nil {
+		}
+	})
+	wg.Go(func() {
+		for store.PopFunc(ctx, func(o *order) { o.stored = o.taxed > 0 }) == nil {
+		}
+	})
+	wg.Go(func() {
+		for o := range report.All(ctx) {
+			fmt.Println(o.id, o.taxed, o.stored)
+		}
+	})
+	for i := 1; i <= 3; i++ {
+		b.Push(ctx, order{id: i, price: 10 * i})
+	}
+	b.Close()
+	wg.Wait()
+	// Output:
+	// 1 12 true
+	// 2 24 true
+	// 3 36 true
+}
+
+// A subscription that leaves stops holding the producer back at once.
+func ExampleSubscription_Unsubscribe() {
+	b := knit.NewBroadcast[int](2)
+	fast, slow := b.Subscribe(), b.Subscribe()
+	b.PushBatch([]int{1, 2})
+	fast.PopBatch(make([]int, 2))
+	fmt.Println(b.TrySend(3)) // slow is a lap behind
+	slow.Unsubscribe()
+	fmt.Println(b.TrySend(3))
+	_, err := slow.TryRecv()
+	fmt.Println(err)
+	// Output:
+	// knit: ring full
+	// <nil>
+	// knit: ring closed
+}

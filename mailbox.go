@@ -1,0 +1,452 @@
+package knit
+
+import (
+	"context"
+	"iter"
+	"math"
+	"reflect"
+	"sync"
+	"sync/atomic"
+)
+
+// Mailbox is an unbounded multi-producer single-consumer queue: an
+// actor's inbox. Any number of goroutines push, one pops. A push never
+// waits and never fails while the mailbox is open: TryPush is true, Push
+// returns nil, until Close. The consumer's calls block as a ring's do
+// (spin, then park, with no wake while nobody waits), Close is lossless,
+// and a Mailbox has the method set of the rings ([Queue]), so it is a
+// case of Select and ranges with All.
+//
+// Items live in segments of mailboxSegSize slots. A producer claims a
+// slot with one atomic add on the last segment's counter (no CAS loop)
+// and publishes it with a release store of the slot's sequence; when a
+// segment fills, the producer that finds it full first links the next
+// one. The consumer reads slots in order and hands each segment it has
+// finished back for reuse. One segment is kept spare, so a mailbox that
+// the consumer keeps up with allocates nothing, and one that grew
+// (producers ahead of the consumer) shrinks back to at most two segments
+// once drained: the rest are left to the garbage collector. Popped slots
+// are cleared when T holds pointers, so a drained mailbox keeps nothing
+// alive.
+//
+// Cap is math.MaxInt: there is no bound, and memory grows while
+// producers outrun the consumer, one allocation per segment. Put
+// backpressure elsewhere (a bounded ring, a semaphore) where that could
+// exhaust memory.
+//
+// Like SPSC, the mailbox publishes with a release store and skips the
+// fence while its consumer does not park (ring.go, "Publication and the
+// doorbell"): wait for a Mailbox with its own calls or Select, not with
+// an Event of your own after TryPush.
+//
+// The zero Mailbox is not a queue; create one with NewMailbox.
+type Mailbox[T any] struct {
+	_ [CacheLineSize]byte
+
+	// The producers' line: read by every push, written once a segment.
+	tailSeg atomic.Pointer[mboxSeg[T]] // the last segment; moved by the linker under mu
+	_       [CacheLineSize - 8]byte
+
+	// The consumer's line.
+	headSeg *mboxSeg[T]   // the segment being read; the consumer's own
+	readIdx uint64        // next slot of headSeg to read; the consumer's own
+	head    atomic.Uint64 // the consumer's position, for Len; stored by the consumer only
+	_       [CacheLineSize - 24]byte
+
+	bells ringBells // notEmpty: the consumer waits; notFull is never rung (a push never waits)
+
+	spare  atomic.Pointer[mboxSeg[T]] // a finished segment kept for the next link, or nil
+	mu     sync.Mutex                 // linking a segment, and Close
+	closed bool                       // under mu
+
+	consSide   sideGuard // empty, unless built with knit_checkends
+	clearSlots bool      // T holds pointers; read-only after construction
+}
+
+// mailboxSegSize is the number of slots in a segment: a segment boundary
+// costs a lock and a link (and, while the mailbox grows, an allocation),
+// so it must be rare next to the items; xsync's UMPSCQueue found no gain
+// past 4096 on 64 cores and losses under 1024.
+const mailboxSegSize = 1024
+
+// mboxSeg is one segment. In each incarnation (between two links) its
+// slots are positions base..base+mailboxSegSize-1, and a slot holds its
+// item once its ready word equals lap. lap is new at every link, so a
+// recycled segment needs no pass to reset its slots: a slot written in an
+// earlier incarnation reads as not ready.
+type mboxSeg[T any] struct {
+	// claim is the next slot to claim: producers add to it, so it
+	// passes mailboxSegSize by the number of producers that found the
+	// segment full. | closedBit once Close sealed the segment. It holds
+	// at least mailboxSegSize from the moment the segment fills until
+	// the linker resets it, so a producer still holding the segment from
+	// an earlier incarnation, or from the spare, only ever finds it full.
+	claim atomic.Uint64
+	_     [CacheLineSize - 8]byte
+
+	next   atomic.Pointer[mboxSeg[T]] // the following segment, once linked
+	base   atomic.Uint64              // the position of slot 0
+	sealed atomic.Uint64              // 1 + the slots claimed before Close, once Close sealed this segment
+	lap    uint64                     // written by the linker before claim's reset and the link; read after them
+	_      [CacheLineSize - 32]byte
+
+	slots [mailboxSegSize]mboxSlot[T]
+}
+
+type mboxSlot[T any] struct {
+	val   T             // written by the producer that claimed the slot, read by the consumer once ready
+	ready atomic.Uint64 // the segment's lap once val is written
+}
+
+// NewMailbox returns an empty, open Mailbox with one segment. The options
+// say how a blocked Pop waits, as for the rings.
+func NewMailbox[T any](opts ...Option) *Mailbox[T] {
+	m := &Mailbox[T]{clearSlots: holdsPointers(reflect.TypeFor[T]())}
+	s := new(mboxSeg[T])
+	s.lap = 1
+	m.headSeg = s
+	m.tailSeg.Store(s)
+	m.bells.park = ringPark(opts)
+	return m
+}
+
+// push claims a slot with an add and fills it. A claim past the end
+// means the segment is full: link the next (grow) and claim again there.
+func (m *Mailbox[T]) push(v T) status {
+	for {
+		s := m.tailSeg.Load()
+		if s == nil {
+			panicZero("Mailbox", "NewMailbox")
+		}
+		i := s.claim.Add(1) - 1
+		if i < mailboxSegSize {
+			sl := &s.slots[i]
+			sl.val = v
+			// Release: pairs with the consumer's acquire load of ready;
+			// the item is written before it on both arches.
+			b := &m.bells.notEmpty
+			publish(&sl.ready, s.lap, &b.mode)
+			b.Notify(1)
+			if pos := s.base.Load() + i; relaxDue(pos, pos+1) {
+				b.maybeRelax(pos + 1)
+			}
+			return stOK
+		}
+		if i&closedBit != 0 {
+			return stClosed
+		}
+		if !m.grow(s) {
+			return stClosed
+		}
+	}
+}
+
+// grow links a segment after full, unless another producer already did
+// or the mailbox is closed (false). The lock serialises the links and
+// Close; the other producers that found full full wait on it, which
+// happens once a segment.
+func (m *Mailbox[T]) grow(full *mboxSeg[T]) bool {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.tailSeg.Load() != full {
+		return true // linked already, or full was stale: claim again
+	}
+	if m.closed {
+		return false
+	}
+	if full.claim.Load() < mailboxSegSize {
+		// full was recycled and linked again since its caller found it
+		// full: the last segment, in a later incarnation, with room.
+		// (Its claim cannot be reset while it is the last: only a spare
+		// is reset, and only here.)
+		return true
+	}
+	n := m.spare.Swap(nil)
+	if n == nil {
+		n = new(mboxSeg[T]) // the one allocation of a segment
+	}
+	base := full.base.Load() + mailboxSegSize
+	n.next.Store(nil)
+	n.sealed.Store(0)
+	n.base.Store(base)
+	n.lap = base/mailboxSegSize + 1
+	// Open n for claims. From here a producer that still holds n from
+	// an earlier incarnation may claim in it, which is right: full is
+	// full, so n is the next segment, and it is linked below without
+	// fail.
+	n.claim.Store(0)
+	full.next.Store(n) // release: the consumer that loads it sees lap and base
+	m.tailSeg.Store(n)
+	return true
+}
+
+// pop is the consumer's attempt: the next slot in order, if it is ready.
+func (m *Mailbox[T]) pop() (T, status) {
+	if checkEnds {
+		m.consSide.enter("Mailbox", "consumer")
+		defer m.consSide.leave()
+	}
+	var zero T
+	s, i := m.headSeg, m.readIdx
+	if i >= mailboxSegSize || s == nil {
+		if st := m.advance(); st != stOK {
+			return zero, st
+		}
+		s, i = m.headSeg, 0
+	}
+	sl := &s.slots[i]
+	// Acquire: pairs with the producer's release store of ready.
+	if sl.ready.Load() != s.lap {
+		return zero, m.emptyStatus(s, i)
+	}
+	v := sl.val
+	if m.clearSlots {
+		sl.val = zero
+	}
+	m.readIdx = i + 1
+	storeRel(&m.head, s.base.Load()+i+1)
+	return v, stOK
+}
+
+// advance moves the consumer from a finished segment to the next one and
+// hands the finished one back; stEmpty or stDrained when there is no
+// next one yet.
+func (m *Mailbox[T]) advance() status {
+	s := m.headSeg
+	if s == nil {
+		panicZero("Mailbox", "NewMailbox")
+	}
+	n := s.next.Load() // acquire: pairs with grow's release
+	if n == nil {
+		return m.emptyStatus(s, mailboxSegSize)
+	}
+	m.headSeg, m.readIdx = n, 0
+	// Every slot of s was claimed, filled and read: no producer will
+	// touch it again except to find its claim full. Keep it for the
+	// next link if the spare is free, else leave it to the collector.
+	m.spare.CompareAndSwap(nil, s)
+	return stOK
+}
+
+// emptyStatus tells "nothing ready" from "drained": once Close sealed the
+// last segment, the slots claimed before it are all there will be, and a
+// consumer past them is done; one short of them waits for an item still
+// being written.
+func (m *Mailbox[T]) emptyStatus(s *mboxSeg[T], i uint64) status {
+	if x := s.sealed.Load(); x != 0 && i >= min(x-1, mailboxSegSize) {
+		return stDrained
+	}
+	return stEmpty
+}
+
+// pushBatch claims up to len(vs) slots of the last segment with one add,
+// fills them in order, and repeats in the next segment for the rest.
+// Items of one batch are in order; a batch that crosses into the next
+// segment may have other producers' items between its two parts.
+func (m *Mailbox[T]) pushBatch(vs []T) int {
+	n := 0
+	for n < len(vs) {
+		s := m.tailSeg.Load()
+		if s == nil {
+			panicZero("Mailbox", "NewMailbox")
+		}
+		k := uint64(len(vs) - n)
+		i := s.claim.Add(k) - k
+		if i < mailboxSegSize {
+			end := min(i+k, mailboxSegSize)
+			for j := i; j < end-1; j++ {
+				s.slots[j].val = vs[n]
+				storeRel(&s.slots[j].ready, s.lap) // ordered before the last one's publish below
+				n++
+			}
+			b := &m.bells.notEmpty
+			s.slots[end-1].val = vs[n]
+			publish(&s.slots[end-1].ready, s.lap, &b.mode)
+			n++
+			b.Notify(1)
+			if pos := s.base.Load(); relaxDue(pos+i, pos+end) {
+				b.maybeRelax(pos + end)
+			}
+			continue
+		}
+		if i&closedBit != 0 || !m.grow(s) {
+			break
+		}
+	}
+	return n
+}
+
+// popBatch takes up to len(dst) ready items, in order, across segments.
+func (m *Mailbox[T]) popBatch(dst []T) int {
+	if checkEnds {
+		m.consSide.enter("Mailbox", "consumer")
+		defer m.consSide.leave()
+	}
+	n := 0
+	for n < len(dst) {
+		if m.readIdx >= mailboxSegSize || m.headSeg == nil {
+			if m.advance() != stOK {
+				break
+			}
+		}
+		s, i := m.headSeg, m.readIdx
+		j := i
+		for end := min(mailboxSegSize, i+uint64(len(dst)-n)); j < end && s.slots[j].ready.Load() == s.lap; j++ {
+			dst[n] = s.slots[j].val
+			n++
+		}
+		if m.clearSlots {
+			for k := i; k < j; k++ {
+				var zero T
+				s.slots[k].val = zero
+			}
+		}
+		m.readIdx = j
+		if j < mailboxSegSize {
+			break // the next slot is not ready
+		}
+	}
+	if n > 0 {
+		storeRel(&m.head, m.headSeg.base.Load()+m.readIdx)
+	}
+	return n
+}
+
+// indices returns the last claimed position (for a waiter's hint, and
+// Len) and the consumer's.
+func (m *Mailbox[T]) indices() (tail, head uint64) {
+	s := m.tailSeg.Load()
+	if s == nil {
+		return 0, 0
+	}
+	c := s.claim.Load()
+	if c&closedBit != 0 {
+		// Claims after the bit failed and keep nothing: count those
+		// before it, once Close has stored how many.
+		if x := s.sealed.Load(); x != 0 {
+			c = x - 1
+		}
+	}
+	return s.base.Load() + min(c&^closedBit, mailboxSegSize), m.head.Load()
+}
+
+func (m *Mailbox[T]) pushN(vs []T) int    { return m.pushBatch(vs) }
+func (m *Mailbox[T]) popN(dst []T) int    { return m.popBatch(dst) }
+func (m *Mailbox[T]) bellsOf() *ringBells { return &m.bells }
+func (m *Mailbox[T]) recvOps() ringOps[T] { return m }
+func (m *Mailbox[T]) sendOps() ringOps[T] { return m }
+
+var _ ringOps[int] = (*Mailbox[int])(nil)
+
+// TryPush adds v unless the mailbox is closed; it never blocks.
+func (m *Mailbox[T]) TryPush(v T) bool { return m.push(v) == stOK }
+
+// TryPop removes the oldest ready item if there is one. A producer
+// between claiming its slot and filling it holds back the items behind
+// it: TryPop may then report empty while a later push has returned. Pop
+// waits for them.
+func (m *Mailbox[T]) TryPop() (T, bool) {
+	v, st := m.pop()
+	return v, st == stOK
+}
+
+// TrySend adds v, or returns ErrClosed; never ErrFull.
+func (m *Mailbox[T]) TrySend(v T) error { return statusErr[m.push(v)&7] }
+
+// TryRecv removes the oldest ready item, or says why not: ErrEmpty, or
+// ErrClosed once the mailbox is closed and drained.
+func (m *Mailbox[T]) TryRecv() (T, error) {
+	v, st := m.pop()
+	return v, statusErr[st&7]
+}
+
+// Push adds v. It never waits: it returns nil, ErrClosed after Close, or
+// ctx.Err() for a ctx already done (and then adds nothing).
+func (m *Mailbox[T]) Push(ctx context.Context, v T) error {
+	if err := ctxErr(ctx); err != nil {
+		return err
+	}
+	return statusErr[m.push(v)&7]
+}
+
+// Pop removes the oldest item, spinning and then parking while the
+// mailbox is empty; after Close it drains, then returns ErrClosed.
+func (m *Mailbox[T]) Pop(ctx context.Context) (T, error) {
+	if err := ctxErr(ctx); err != nil {
+		var zero T
+		return zero, err
+	}
+	if v, st := m.pop(); st == stOK {
+		return v, nil
+	}
+	return popSlow[T](m, &m.bells, ctx)
+}
+
+// PushBatch adds all of vs, in order, unless the mailbox closes meanwhile;
+// it returns how many went in and never blocks. A batch moves a counter
+// once per segment it touches.
+func (m *Mailbox[T]) PushBatch(vs []T) int { return m.pushBatch(vs) }
+
+// PopBatch takes up to len(dst) of the oldest ready items.
+func (m *Mailbox[T]) PopBatch(dst []T) int { return m.popBatch(dst) }
+
+// TrySendBatch is PushBatch that says why it stopped short: ErrClosed.
+func (m *Mailbox[T]) TrySendBatch(vs []T) (int, error) { return trySendBatch[T](m, vs) }
+
+// SendBatch is TrySendBatch with the done-ctx rule: a ctx already done
+// adds nothing and returns ctx.Err(). It never waits.
+func (m *Mailbox[T]) SendBatch(ctx context.Context, vs []T) (int, error) {
+	return sendBatch[T](ctx, m, vs)
+}
+
+// TryRecvBatch fills a prefix of dst with the oldest ready items and
+// returns how many; when it took none it says why: ErrEmpty, or
+// ErrClosed once the mailbox is closed and drained.
+func (m *Mailbox[T]) TryRecvBatch(dst []T) (int, error) { return tryRecvBatch[T](m, dst) }
+
+// RecvBatch waits as Pop does until an item is ready, then takes up to
+// len(dst) of the oldest items; or 0 and ErrClosed once closed and
+// drained, or ctx.Err().
+func (m *Mailbox[T]) RecvBatch(ctx context.Context, dst []T) (int, error) {
+	return recvBatch[T](ctx, m, dst)
+}
+
+// All ranges over the items as Pop takes them, until the mailbox is
+// closed and drained or ctx ends.
+func (m *Mailbox[T]) All(ctx context.Context) iter.Seq[T] { return all[T](ctx, m) }
+
+// Close stops intake and wakes the consumer, which drains what was pushed
+// before and then gets ErrClosed. Any goroutine may call it; it is
+// idempotent. A push racing Close either lands before it (and is popped)
+// or returns ErrClosed and keeps nothing.
+func (m *Mailbox[T]) Close() {
+	m.mu.Lock()
+	if m.closed || m.tailSeg.Load() == nil {
+		m.mu.Unlock()
+		return
+	}
+	m.closed = true
+	// No link can follow (grow checks closed under mu), so the last
+	// segment stays last. Claims the add made before the bit are served;
+	// claims after it see the bit and fail.
+	s := m.tailSeg.Load()
+	claimed := s.claim.Or(closedBit)
+	s.sealed.Store(min(claimed, mailboxSegSize) + 1)
+	m.mu.Unlock()
+	m.bells.closed()
+}
+
+// Len is the number of items in the mailbox, including any a producer
+// has claimed and is still writing (a snapshot).
+func (m *Mailbox[T]) Len() int {
+	t, h := m.indices()
+	return int(max(int64(t-h), 0))
+}
+
+// Cap is math.MaxInt: a Mailbox has no bound.
+func (m *Mailbox[T]) Cap() int {
+	if m.tailSeg.Load() == nil {
+		return 0
+	}
+	return math.MaxInt
+}

@@ -1,0 +1,81 @@
+package knit
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"testing"
+)
+
+// BenchmarkMailbox: P producers (1, 4, 16) push b.N items in all, one
+// consumer pops them; one op is one item. Rows: the Mailbox, a buffered
+// channel (capacity 1024, so unlike the Mailbox it is bounded and its
+// producers block while it is full), and knit's bounded MPSC ring of the
+// same capacity. xsync's UMPSCQueue, the unbounded peer, is measured
+// beside them in the bench module (knitbench -suites mailbox), which
+// keeps peers out of this module.
+func BenchmarkMailbox(b *testing.B) {
+	for _, p := range []int{1, 4, 16} {
+		b.Run(fmt.Sprintf("producers=%d/knit-Mailbox", p), func(b *testing.B) {
+			benchQueueFanIn(b, p, NewMailbox[int]())
+		})
+		b.Run(fmt.Sprintf("producers=%d/knit-MPSC-1024", p), func(b *testing.B) {
+			benchQueueFanIn(b, p, NewMPSC[int](1024))
+		})
+		b.Run(fmt.Sprintf("producers=%d/chan-1024", p), func(b *testing.B) {
+			benchChanFanIn(b, p)
+		})
+	}
+}
+
+// share splits n items among p producers.
+func share(n, p, i int) int { return n/p + btoi(i < n%p) }
+
+func btoi(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+func benchQueueFanIn(b *testing.B, producers int, q Queue[int]) {
+	ctx := context.Background()
+	n := b.N
+	var wg sync.WaitGroup
+	m := startCPU(b)
+	for i := range producers {
+		wg.Go(func() {
+			for j := range share(n, producers, i) {
+				if err := q.Push(ctx, j); err != nil {
+					panic(err)
+				}
+			}
+		})
+	}
+	for range n {
+		if _, err := q.Pop(ctx); err != nil {
+			panic(err)
+		}
+	}
+	m.stop(b, n)
+	wg.Wait()
+}
+
+func benchChanFanIn(b *testing.B, producers int) {
+	ch := make(chan int, 1024)
+	n := b.N
+	var wg sync.WaitGroup
+	m := startCPU(b)
+	for i := range producers {
+		wg.Go(func() {
+			for j := range share(n, producers, i) {
+				ch <- j
+			}
+		})
+	}
+	for range n {
+		<-ch
+	}
+	m.stop(b, n)
+	wg.Wait()
+}

@@ -1,0 +1,308 @@
+package knit
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"runtime"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+	"unsafe"
+)
+
+// Mailbox has the rings' method set, so every table-driven ring test runs
+// on it, skipping the steps that need a full ring.
+func init() {
+	ringKinds = append(ringKinds, ringKind{
+		name: "Mailbox", multiProducer: true, unbounded: true, relaxedBells: true,
+		newInt:         func(_ int, o ...Option) Queue[int] { return NewMailbox[int](o...) },
+		newPtr:         func(int) Queue[*int] { return NewMailbox[*int]() },
+		slotsAreZeroed: func(q Queue[*int]) bool { return mailboxSlotsZero(q.(*Mailbox[*int])) },
+	})
+}
+
+// mailboxSlotsZero reports whether no slot of any segment the mailbox
+// holds (the chain from the consumer's segment, and the spare) references
+// anything.
+func mailboxSlotsZero[T comparable](m *Mailbox[T]) bool {
+	var zero T
+	for _, s := range mailboxSegs(m) {
+		for i := range s.slots {
+			if s.slots[i].val != zero {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// mailboxSegs lists the segments a mailbox holds: the chain from the
+// consumer's, then the spare.
+func mailboxSegs[T any](m *Mailbox[T]) []*mboxSeg[T] {
+	var segs []*mboxSeg[T]
+	for s := m.headSeg; s != nil; s = s.next.Load() {
+		segs = append(segs, s)
+	}
+	if s := m.spare.Load(); s != nil {
+		segs = append(segs, s)
+	}
+	return segs
+}
+
+// TestMailboxCap: Cap is math.MaxInt (no bound); Len counts what is in.
+func TestMailboxCap(t *testing.T) {
+	m := NewMailbox[int]()
+	if m.Cap() != math.MaxInt {
+		t.Fatalf("Cap = %d, want math.MaxInt", m.Cap())
+	}
+	n := 3*mailboxSegSize + 5
+	for i := range n {
+		if !m.TryPush(i) {
+			t.Fatalf("TryPush %d failed on an open mailbox", i)
+		}
+	}
+	if m.Len() != n {
+		t.Fatalf("Len = %d, want %d", m.Len(), n)
+	}
+	dst := make([]int, mailboxSegSize+3)
+	if k := m.PopBatch(dst); k != len(dst) || dst[0] != 0 || dst[k-1] != k-1 {
+		t.Fatalf("PopBatch across a segment = %d, %d..%d", k, dst[0], dst[k-1])
+	}
+	if m.Len() != n-len(dst) {
+		t.Fatalf("Len = %d, want %d", m.Len(), n-len(dst))
+	}
+	var zero Mailbox[int]
+	if zero.Cap() != 0 || zero.Len() != 0 {
+		t.Fatal("the zero Mailbox has a Cap or Len")
+	}
+	mustPanic(t, "zero Mailbox.TryPush", func() { zero.TryPush(1) }, "NewMailbox")
+	mustPanic(t, "zero Mailbox.TryPop", func() { zero.TryPop() }, "NewMailbox")
+	mustPanic(t, "zero Mailbox.PushBatch", func() { zero.PushBatch([]int{1}) }, "NewMailbox")
+	mustPanic(t, "zero Mailbox.PopBatch", func() { zero.PopBatch(make([]int, 1)) }, "NewMailbox")
+}
+
+// TestMailboxSegments: memory grows one allocation per segment while the
+// consumer lags, a drained mailbox holds at most two segments, and a
+// consumer that keeps up makes pushes and pops allocate nothing, across
+// segment boundaries.
+func TestMailboxSegments(t *testing.T) {
+	if raceEnabled {
+		t.Skip("the race detector allocates")
+	}
+	m := NewMailbox[int]()
+	const segs = 20
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	for i := range segs * mailboxSegSize {
+		m.TryPush(i)
+	}
+	runtime.ReadMemStats(&after)
+	if grew := after.Mallocs - before.Mallocs; grew > segs {
+		t.Errorf("%d segments' worth of pushes made %d allocations, want at most %d", segs, grew, segs)
+	}
+	if n := len(mailboxSegs(m)); n < segs {
+		t.Fatalf("mailbox holds %d segments for %d segments of items", n, segs)
+	}
+	for i := range segs * mailboxSegSize {
+		if v, ok := m.TryPop(); !ok || v != i {
+			t.Fatalf("TryPop = %d, %v; want %d", v, ok, i)
+		}
+	}
+	if _, ok := m.TryPop(); ok {
+		t.Fatal("items left")
+	}
+	if n := len(mailboxSegs(m)); n > 2 {
+		t.Errorf("a drained mailbox holds %d segments, want at most 2", n)
+	}
+	ctx := context.Background()
+	batch := make([]int, 100)
+	allocs := testing.AllocsPerRun(200, func() {
+		for range 10 {
+			if err := m.Push(ctx, 1); err != nil {
+				panic(err)
+			}
+			if _, err := m.Pop(ctx); err != nil {
+				panic(err)
+			}
+		}
+		m.PushBatch(batch)
+		if n, _ := m.RecvBatch(ctx, batch); n != len(batch) {
+			panic("short batch")
+		}
+	})
+	if allocs != 0 {
+		t.Errorf("%v allocs per cycle in steady state, want 0", allocs)
+	}
+	if n := len(mailboxSegs(m)); n > 2 {
+		t.Errorf("after steady state the mailbox holds %d segments, want at most 2", n)
+	}
+}
+
+// TestMailboxFanIn: 16 producers push with every call, batches crossing
+// segment boundaries, while the consumer pops with every call; each
+// producer's items arrive once, in order, and Close, racing the last
+// pushes, loses nothing that was accepted.
+func TestMailboxFanIn(t *testing.T) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(2))
+	per := 20_000
+	if testing.Short() || raceEnabled {
+		per = 2_000
+	}
+	for _, closeEarly := range []bool{false, true} {
+		t.Run(fmt.Sprintf("closeEarly=%v", closeEarly), func(t *testing.T) {
+			defer watchdog(t, 120*time.Second)()
+			const producers = 16
+			m := NewMailbox[int](WithSpin(NoSpin))
+			ctx := context.Background()
+			accepted := make([]atomic.Int64, producers)
+			var wg sync.WaitGroup
+			for p := range producers {
+				wg.Go(func() {
+					rng := rand.New(rand.NewPCG(uint64(p), 9))
+					batch := make([]int, 0, 300)
+					for i := 0; i < per; {
+						var n int
+						switch rng.IntN(4) {
+						case 0:
+							if m.TryPush(p<<20 | i) {
+								n = 1
+							}
+						case 1:
+							if m.Push(ctx, p<<20|i) == nil {
+								n = 1
+							}
+						default:
+							batch = batch[:0]
+							for j := i; j < min(i+1+rng.IntN(300), per); j++ {
+								batch = append(batch, p<<20|j)
+							}
+							n, _ = m.SendBatch(ctx, batch)
+						}
+						if n == 0 {
+							return // closed
+						}
+						i += n
+						accepted[p].Store(int64(i))
+					}
+				})
+			}
+			if closeEarly {
+				go func() {
+					for accepted[0].Load() < int64(per/2) {
+						runtime.Gosched()
+					}
+					m.Close()
+				}()
+			} else {
+				go func() { wg.Wait(); m.Close() }()
+			}
+			next := make([]int, producers)
+			dst := make([]int, 64)
+			rng := rand.New(rand.NewPCG(7, 7))
+			take := func(v int) {
+				p, i := v>>20, v&(1<<20-1)
+				if i != next[p] {
+					t.Fatalf("producer %d: got %d, want %d", p, i, next[p])
+				}
+				next[p]++
+			}
+		loop:
+			for {
+				switch rng.IntN(3) {
+				case 0:
+					v, err := m.Pop(ctx)
+					if err != nil {
+						break loop
+					}
+					take(v)
+				case 1:
+					n, err := m.RecvBatch(ctx, dst[:1+rng.IntN(64)])
+					if err != nil {
+						break loop
+					}
+					for _, v := range dst[:n] {
+						take(v)
+					}
+				case 2:
+					for _, v := range dst[:m.PopBatch(dst)] {
+						take(v)
+					}
+				}
+			}
+			wg.Wait()
+			for p := range producers {
+				if int64(next[p]) != accepted[p].Load() {
+					t.Fatalf("producer %d: %d accepted, %d popped", p, accepted[p].Load(), next[p])
+				}
+			}
+			if !closeEarly && next[0] != per {
+				t.Fatalf("popped %d of %d", next[0], per)
+			}
+		})
+	}
+}
+
+// TestMailboxRecycledSegment: a producer that still holds a segment
+// after the consumer recycled it, and the segment was linked again, claims
+// in its new incarnation or finds it full; it never links after a
+// segment with room (the stale grow in this test would otherwise strand
+// the items behind it).
+func TestMailboxRecycledSegment(t *testing.T) {
+	m := NewMailbox[int]()
+	first := m.tailSeg.Load()
+	for i := range mailboxSegSize + 1 {
+		m.TryPush(i) // fills first, links a second
+	}
+	for range mailboxSegSize + 1 {
+		m.TryPop() // finishes first: it becomes the spare
+	}
+	for i := range mailboxSegSize - 1 {
+		m.TryPush(i) // fills the second but one slot
+	}
+	m.TryPush(0)
+	m.TryPush(0) // links first again, as the third segment
+	if m.tailSeg.Load() != first {
+		t.Fatal("the spare was not reused")
+	}
+	// A producer that found first full in its first incarnation now
+	// asks to grow it: first has room, so nothing is linked.
+	if !m.grow(first) || m.tailSeg.Load() != first || first.next.Load() != nil {
+		t.Fatal("a stale grow linked a segment after one with room")
+	}
+	n := 0
+	for {
+		if _, ok := m.TryPop(); !ok {
+			break
+		}
+		n++
+	}
+	if n != mailboxSegSize+1 {
+		t.Fatalf("popped %d, want %d", n, mailboxSegSize+1)
+	}
+}
+
+// TestMailboxLayout: the producers' segment pointer, the consumer's
+// fields and each segment's claim counter sit on lines of their own.
+func TestMailboxLayout(t *testing.T) {
+	var m Mailbox[int]
+	line := uintptr(CacheLineSize)
+	if off := unsafe.Offsetof(m.tailSeg); off < line {
+		t.Errorf("Mailbox.tailSeg at %d, within the first line", off)
+	}
+	if d := unsafe.Offsetof(m.headSeg) - unsafe.Offsetof(m.tailSeg); d < line {
+		t.Errorf("Mailbox headSeg-tailSeg distance %d < line %d", d, line)
+	}
+	if d := unsafe.Offsetof(m.bells) - unsafe.Offsetof(m.headSeg); d < line {
+		t.Errorf("Mailbox bells-headSeg distance %d < line %d", d, line)
+	}
+	var s mboxSeg[int]
+	if d := unsafe.Offsetof(s.next) - unsafe.Offsetof(s.claim); d < line {
+		t.Errorf("mboxSeg next-claim distance %d < line %d", d, line)
+	}
+	if d := unsafe.Offsetof(s.slots) - unsafe.Offsetof(s.next); d < line {
+		t.Errorf("mboxSeg slots-next distance %d < line %d", d, line)
+	}
+}
