@@ -495,7 +495,7 @@ func TestWaitAll(t *testing.T) {
 	if k, err := WaitAll(context.Background(), fs, make([]int, 3)); k != 1 || !errors.Is(err, ErrClosed) {
 		t.Fatalf("WaitAll of refused calls = %d, %v", k, err)
 	}
-	if k, err := WaitAll(context.Background(), make([]Future[int], 2), make([]int, 2)); k != 1 || !errors.Is(err, ErrFutureUsed) {
+	if k, err := WaitAll(context.Background(), make([]Future[int], 2), make([]int, 2)); k != 1 || !errors.Is(err, ErrZeroFuture) {
 		t.Fatalf("WaitAll of zero Futures = %d, %v", k, err)
 	}
 	defer func() {

@@ -192,7 +192,28 @@ func ExampleFuture_Done() {
 	case <-time.After(10 * time.Second):
 		fmt.Println("timed out")
 	}
-	// Output: 42 <nil>
+
+	// Two results in a select loop: a case whose result was taken is
+	// disabled by setting its Future to the zero Future, whose Done is a
+	// nil channel, as a channel case is disabled by setting it to nil.
+	a := pool.Submit(ctx, p, func() (string, error) { return "a", nil })
+	b := pool.Submit(ctx, p, func() (string, error) { return "b", nil })
+	n := 0
+	for a != (pool.Future[string]{}) || b != (pool.Future[string]{}) {
+		select {
+		case <-a.Done():
+			a.Wait(ctx)
+			a = pool.Future[string]{}
+		case <-b.Done():
+			b.Wait(ctx)
+			b = pool.Future[string]{}
+		}
+		n++
+	}
+	fmt.Println(n, "results")
+	// Output:
+	// 42 <nil>
+	// 2 results
 }
 
 func ExampleGroup() {

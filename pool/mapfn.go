@@ -29,6 +29,9 @@ func Map[In, Out any](ctx context.Context, p *Pool, in []In, fn func(In) (Out, e
 	if ctx == nil {
 		panic("pool: Map with a nil context")
 	}
+	if p == nil {
+		panic("pool: Map with a nil *Pool")
+	}
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}

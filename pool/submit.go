@@ -31,6 +31,9 @@ func Submit[T any](ctx context.Context, p *Pool, fn func() (T, error)) Future[T]
 	if ctx == nil {
 		panic("pool: Submit with a nil context")
 	}
+	if p == nil {
+		panic("pool: Submit with a nil *Pool")
+	}
 	s := cacheFor[T](p).get()
 	f := s.future()
 	if err := ctx.Err(); err != nil {
