@@ -17,7 +17,8 @@ import (
 // queued on the pool: they run on its workers, as many at once as it has,
 // and Go waits for room like Submit, so a group never holds more than the
 // queues do. A task still queued when the group's context is done does
-// not run.
+// not run: Stats counts it in SkippedGroup when the group failed, in
+// SkippedCtx when the parent context ended.
 //
 // A Group is for one round of work: every Go must happen before Wait (as
 // a sync.WaitGroup's Add must), or from a task of the group. Once Wait
@@ -34,6 +35,9 @@ type Group struct {
 	done    knit.Event
 
 	err firstErr
+	// failed says the group's context was cancelled by a failure of its
+	// own (fail), not by its parent: what a skipped task counts as.
+	failed atomic.Bool
 }
 
 // NewGroup returns a group running on p, and a context cancelled when the
@@ -66,10 +70,7 @@ func (g *Group) Go(fn func() error) {
 	}
 	g.pending.Add(1)
 	if err := g.p.submitCtx(g.ctx, &groupTask{g: g, fn: fn}); err != nil {
-		if g.ctx.Err() != nil {
-			err = context.Cause(g.ctx)
-		}
-		g.fail(err)
+		g.refused(err)
 		g.finishOne()
 	}
 }
@@ -100,10 +101,24 @@ func (g *Group) Wait() error {
 	return err
 }
 
+// fail records err, a task's error or panic or a refusal by the pool, as
+// the group's error (if it has none) and cancels the group's context.
 func (g *Group) fail(err error) {
 	if g.err.set(err) {
+		g.failed.Store(true) // before the cancel that skipped tasks see
 		g.cancel(err)
 	}
+}
+
+// refused records why a task was not accepted: the group's context had
+// ended (its cause is the error, and nothing new has failed), or the pool
+// refused it (ErrClosed), which fails the group.
+func (g *Group) refused(err error) {
+	if g.ctx.Err() != nil {
+		g.err.set(context.Cause(g.ctx))
+		return
+	}
+	g.fail(err)
 }
 
 func (g *Group) finishOne() {
@@ -122,9 +137,15 @@ func (t *groupTask) run(w *worker) (done uint64) {
 	done = 1 // what a recovered panic returns too
 	g := t.g
 	if g.ctx.Err() != nil {
-		g.fail(context.Cause(g.ctx))
+		// Skipped: the group failed, or its parent context ended.
+		if g.failed.Load() {
+			w.skippedGroup.inc()
+		} else {
+			w.skippedCtx.inc()
+		}
+		g.err.set(context.Cause(g.ctx))
 		g.finishOne()
-		return 1
+		return 0
 	}
 	returned := false
 	defer func() {

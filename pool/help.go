@@ -63,11 +63,12 @@ func (p *Pool) self() *worker {
 }
 
 // inTask reports whether some worker of p is running a task: it has taken
-// more tasks than it has completed. Both counters are the worker's own,
-// so this costs the hot paths nothing.
+// more tasks than it has completed or skipped. The counters are the
+// worker's own, so this costs the hot paths nothing. taken is read last:
+// while the caller runs a task of w, the sum read before it is below it.
 func (p *Pool) inTask() bool {
 	for _, w := range p.workers {
-		if w.completed.load() != w.taken.load() {
+		if w.completed.load()+w.skippedGroup.load()+w.skippedCtx.load() != w.taken.load() {
 			return true
 		}
 	}

@@ -31,7 +31,11 @@ type worker struct {
 	parks     counter // parks != wakes: the worker is parked (or about to park) on its doorbell
 	wakes     counter
 	spinHits  counter
-	pinned    atomic.Bool // the worker's thread is pinned to cpu
+	// Tasks taken and not run, because their group or Map had failed, or
+	// their context had ended (see Stats.Skipped).
+	skippedGroup counter
+	skippedCtx   counter
+	pinned       atomic.Bool // the worker's thread is pinned to cpu
 	// nestEv is the event the worker parks on in a wait of its own (see
 	// help.go), nil outside one; publishers that claim its nested bit
 	// ring it.
