@@ -32,7 +32,7 @@ import (
 // the same way. So it also sets its bit in Pool.nested, after Prepare and
 // before re-checking the queues, and publishes its event in nestEv; ring
 // claims set bits there after the publish and rings those events. The
-// argument is the one for the idle bits in bell.go: the publisher pushes
+// argument is the one for the idle bits in sleepers.go: the publisher pushes
 // then loads the bits, the worker sets its bit (always a store: it clears
 // the bit itself when it wakes) then re-checks the queues, so one of them
 // sees the other. A claim that reaches a worker after it left the wait

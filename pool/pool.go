@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"log"
+	"math/bits"
 	"runtime"
 	"sync"
 	"sync/atomic"
@@ -56,13 +57,6 @@ const (
 type Pool struct {
 	_ [knit.CacheLineSize]byte
 
-	// bell is the shared doorbell of a stealing pool: idle workers park
-	// on it, and every publish rings it once (Notify(1)), so any parked
-	// worker wakes and takes or steals the task. Workers write it when
-	// they register; it sits on lines of its own.
-	bell knit.Event
-	_    [knit.CacheLineSize]byte
-
 	// next is the round-robin submit target. Submitters update it with a
 	// load and a store, not an atomic add: a lost update only repeats a
 	// target, and with one submitter the line never leaves its cache.
@@ -74,7 +68,7 @@ type Pool struct {
 	// (see worker.popped), so a producer that outruns the workers wakes
 	// once per half queue, not once per task; and only if roomWanted,
 	// which a waiting submitter sets and the ringing worker claims, so a
-	// submitter is rung once per wait (see bell.go for why).
+	// submitter is rung once per wait (see sleepers.go for why).
 	room       knit.Event
 	roomWanted atomic.Bool
 	_          [knit.CacheLineSize]byte
@@ -85,11 +79,11 @@ type Pool struct {
 	_     [knit.CacheLineSize - 4]byte
 
 	// Read-only after New.
-	asleep  sleepers  // a bit per worker that may be parked; see bell.go
+	asleep  sleepers  // a bit per worker that may be parked; see sleepers.go
 	nested  sleepers  // a bit per worker parked in a wait of its own; see help.go
 	gids    []gidSlot // gids[i] is the goroutine running worker i; see help.go
 	workers []*worker
-	steal   bool          // workers steal, and park on bell instead of their own
+	steal   bool          // workers steal from each other's queues
 	park    knit.Park     // how a worker parks, after its own spin
 	spin    time.Duration // the worker's spin before it parks; 0: none
 	onPanic func(value any, stack []byte)
@@ -309,14 +303,16 @@ func (p *Pool) tryPushAny(j job, i int) *worker {
 
 // ring tells the workers that n tasks were published on w's queue: it
 // wakes up to n parked workers when stealing (any of them can take the
-// tasks), w otherwise, and likewise up to n workers parked in a wait of
-// their own (see help.go), which run queued tasks too. With no worker
+// tasks; w first, whose queue holds them), w otherwise, and likewise up
+// to n workers parked in a wait of their own (see help.go), which run
+// queued tasks too. Each wake is of the worker whose bit it claimed, on
+// that worker's own doorbell (see sleepers.go for why). With no worker
 // parked it is two atomic loads.
 func (p *Pool) ring(w *worker, n int) {
 	storeLoadFence() // the publish, then the load of the bits
 	if p.steal {
-		if k := p.asleep.claimAny(n); k > 0 {
-			p.bell.Notify(k)
+		if p.asleep.maybeAny() {
+			p.ringAsleep(w, n)
 		}
 		if p.nested.maybeAny() {
 			p.ringNested(n)
@@ -391,9 +387,31 @@ func (p *Pool) beginClose() {
 	})
 }
 
+// ringAsleep wakes up to n parked workers of a stealing pool, w first:
+// each one whose idle bit it claims, on its own doorbell.
+func (p *Pool) ringAsleep(w *worker, n int) {
+	if p.asleep.claim(w.id) {
+		w.bell.Notify(1)
+		if n--; n == 0 {
+			return
+		}
+	}
+	for i := range p.asleep.words {
+		if n <= 0 {
+			return
+		}
+		got := p.asleep.claimBits(i, n)
+		for got != 0 {
+			b := bits.TrailingZeros64(got)
+			got &= got - 1
+			p.workers[i*64+b].bell.Notify(1)
+			n--
+		}
+	}
+}
+
 // wakeAll rings every doorbell a worker or a submitter may be parked on.
 func (p *Pool) wakeAll() {
-	p.bell.NotifyAll()
 	for _, w := range p.workers {
 		w.bell.NotifyAll()
 	}

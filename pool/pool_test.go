@@ -307,12 +307,10 @@ func TestIdleWorkersPark(t *testing.T) {
 			if !ok {
 				t.Fatalf("workers not parked: %+v", p.Stats())
 			}
-			bell := &p.bell
-			if !p.steal {
-				bell = &p.workers[0].bell
-			}
-			if bell.Waiters() == 0 {
-				t.Fatal("parked, but no waiter registered on the doorbell")
+			for i, w := range p.workers {
+				if w.bell.Waiters() == 0 {
+					t.Fatalf("worker %d parked, but no waiter registered on its doorbell", i)
+				}
 			}
 			// Parked for good: no polling timeout wakes anyone. The sleep
 			// is the window watched, not a wait for something to happen:

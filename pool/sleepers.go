@@ -8,28 +8,33 @@ import (
 	"github.com/knit-go/knit/internal/emul"
 )
 
-// Who rings whom. A knit.Event's Notify is one load when nobody is
-// registered, but a worker that is registered and not yet asleep (it is
-// re-checking, or spinning) still makes every Notify bump the Event's
-// word, and with several workers parked on one shared Event each publish
-// would otherwise wake one more of them than the work needs. So the pool
-// hands out one ring per sleep: a
-// worker that is about to park sets its bit in sleepers (after Prepare,
-// before its re-check), and a publisher rings only if it claims, by
-// clearing, a set bit.
+// Who rings whom. Every worker parks on its own doorbell (a knit.Event).
+// A worker about to park sets its bit in sleepers (after Prepare, before
+// its re-check), and a publisher rings a worker only if it claims, by
+// clearing, that worker's set bit, and then rings that worker's doorbell.
+// So a publish wakes no more workers than it has tasks, and with no bit
+// set it costs a load.
 //
 // Why nothing is lost. (1) A publish racing a worker's registration is
 // the Event's register-then-recheck, with the bit as the registration:
 // the worker sets its bit, then re-checks the queues; the publisher
 // pushes, then loads the bits (the argument is beside knit.Event's
-// notify, "Why no wakeup is lost"). (2) Bits are cleared only by
-// claims, never by their owner, and each claim's Notify(1) wakes a
-// sleeper whenever any sleeps (or makes a registered waiter's Wait return
-// at once): so if every worker were asleep with every bit clear, the last
-// claim woke some worker, which set its bit again before it went back to
-// sleep, and no claim has cleared that bit since. Hence while all workers
-// sleep, some bit is set, and the next publish rings. A bit left set by a
-// worker that found work instead of sleeping costs one spare ring later.
+// notify, "Why no wakeup is lost"). (2) Bits are cleared only by claims,
+// never by their owner, and a claim rings its owner's own doorbell: if
+// the owner is registered there, between its Prepare and the end of its
+// Wait, the Wait returns; if not, it sets its bit again before it next
+// sleeps. So a parked worker's bit is set, and a publish that finds no
+// bit set finds no worker parked: every worker is awake and looks at the
+// queues before it parks. A bit left set by a worker that found work
+// instead of sleeping costs one spare ring later.
+//
+// Why the ring goes to the claimed worker's doorbell, not to one shared
+// by the workers: Notify on a shared Event wakes some sleeper, not
+// necessarily the one whose bit was claimed. That one then sleeps on with
+// its bit clear, and once the worker woken in its place is busy, a
+// publish finds no bit and rings nobody while a worker sleeps and a task
+// waits (TestStealWakesClaimedWorker: two workers, two tasks, the first
+// blocking until the second runs).
 
 // sleepers is a bit set of workers that may be parked, one bit per worker.
 type sleepers struct {
@@ -101,28 +106,6 @@ func (s *sleepers) claimBits(i, n int) uint64 {
 			return take
 		}
 	}
-}
-
-// claimAny clears up to n set bits, any workers', and returns how many.
-func (s *sleepers) claimAny(n int) int {
-	got := 0
-	for i := range s.words {
-		w := &s.words[i]
-		for got < n {
-			old := w.Load()
-			if old == 0 {
-				break
-			}
-			take := old
-			for k := bits.OnesCount64(old) - (n - got); k > 0; k-- {
-				take &= take - 1 // leave the lowest bits for other publishers
-			}
-			if w.CompareAndSwap(old, old&^take) {
-				got += bits.OnesCount64(take)
-			}
-		}
-	}
-	return got
 }
 
 // storeLoadFence orders the caller's earlier atomic stores before its

@@ -17,8 +17,8 @@ import (
 type worker struct {
 	_ [knit.CacheLineSize]byte
 
-	// bell is this worker's own doorbell, used when stealing is off:
-	// the worker parks here and submitters to q ring it.
+	// bell is this worker's own doorbell: the worker parks here, and a
+	// publisher that claims its idle bit rings it (see sleepers.go).
 	bell knit.Event
 	_    [knit.CacheLineSize]byte
 
@@ -122,9 +122,6 @@ func (w *worker) pin() func() {
 func (w *worker) loop() {
 	p := w.p
 	bell := &w.bell
-	if p.steal {
-		bell = &p.bell
-	}
 	for {
 		if j := w.next(); j != nil {
 			w.run(j)
@@ -138,7 +135,7 @@ func (w *worker) loop() {
 			}
 		}
 		t := bell.Prepare()
-		p.asleep.set(w.id) // after Prepare, before the re-check: see bell.go
+		p.asleep.set(w.id) // after Prepare, before the re-check: see sleepers.go
 		storeLoadFence()
 		if j := w.next(); j != nil {
 			bell.Cancel(t)
@@ -152,7 +149,11 @@ func (w *worker) loop() {
 			// submitter still writing a position it claimed before
 			// Close); that submitter's ring woke one worker, perhaps this
 			// one, and nobody else would ring again.
-			bell.NotifyAll()
+			for _, o := range p.workers {
+				if o != w {
+					o.bell.NotifyAll()
+				}
+			}
 			return
 		}
 		w.parks.inc()
