@@ -36,6 +36,30 @@ func ExampleTask_Call() {
 	// Output: 4 4 2
 }
 
+func ExampleTask_CallContext() {
+	p := pool.New(pool.Config{Workers: 1, QueueSize: 1})
+	release := make(chan struct{})
+	started := make(chan struct{})
+	p.Go(func() { close(started); <-release }) // occupies the worker
+	<-started
+	p.Go(func() {}) // fills the queue
+
+	double := pool.NewTask(p, func(x int) int { return 2 * x })
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Millisecond)
+	defer cancel()
+	f := double.CallContext(ctx, 21) // waits for room until ctx ends, then gives up
+	_, err := f.Wait(context.Background())
+	fmt.Println(err)
+
+	close(release)
+	v, err := double.CallContext(context.Background(), 21).Wait(context.Background())
+	fmt.Println(v, err)
+	p.Close()
+	// Output:
+	// context deadline exceeded
+	// 42 <nil>
+}
+
 func ExampleTask_CallBatch() {
 	p := pool.New(pool.Config{Workers: 2})
 	defer p.Close()

@@ -265,6 +265,11 @@ func (p *Pool) submitSlow(ctx context.Context, j job, i int, block bool) error {
 			self, selfKnown = p.self(), true
 		}
 		if self != nil {
+			// A done ctx runs no more of the queue: the caller gets
+			// ctx.Err() as promptly as a parked submitter would.
+			if err := ctx.Err(); err != nil {
+				return err
+			}
 			if t := self.next(); t != nil {
 				self.run(t)
 			} else {

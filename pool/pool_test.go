@@ -519,7 +519,7 @@ func TestSpinNoneStopsWorkerSpin(t *testing.T) {
 
 // TestDoneContextDoesNothing: every pool call that takes a ctx does
 // nothing when the ctx is done before the call and returns ctx.Err():
-// GoContext and Submit queue nothing, Map runs nothing, and Future.Wait
+// GoContext, Submit and CallContext queue nothing, Map runs nothing, and Future.Wait
 // and WaitAll take no result, even one that is ready, and leave their
 // futures usable.
 func TestDoneContextDoesNothing(t *testing.T) {
@@ -540,6 +540,14 @@ func TestDoneContextDoesNothing(t *testing.T) {
 		t.Errorf("Map = %v", err)
 	}
 	sq := NewTask(p, func(x int) int { return x * x })
+	cc := NewTask(p, func(x int) int { ran.Add(1); return x })
+	before := p.Stats().Submitted
+	if _, err := cc.CallContext(done, 3).Wait(ctx); !errors.Is(err, context.Canceled) {
+		t.Errorf("CallContext's Wait = %v", err)
+	}
+	if s := p.Stats(); s.Submitted != before {
+		t.Errorf("CallContext with a done ctx queued a task: %+v", s)
+	}
 	f := sq.Call(3)
 	fs := []Future[int]{sq.Call(4)}
 	if v, err := f.Wait(ctx); v != 9 || err != nil { // the result is ready now

@@ -1,6 +1,7 @@
 package pool
 
 import (
+	"context"
 	"fmt"
 	"sync"
 	"sync/atomic"
@@ -161,6 +162,36 @@ func (t *Task[In, Out]) Call(in In) Future[Out] {
 	if t.p.submit(s, true) != nil {
 		s.refuse()
 		return Future[Out]{gen: genClosed}
+	}
+	return f
+}
+
+// CallContext is Call bounded by ctx, as net.Dialer's DialContext is
+// Dial: while the queues are full it waits for room only until ctx ends,
+// and then gives the call up: fn does not run on in, and the Future's
+// Wait returns ctx.Err(). A ctx already done when CallContext is called
+// does nothing but that. Once accepted the call runs, even if ctx ends
+// before a worker takes it (as with GoContext). Once the pool is closed
+// the Future's Wait gives ErrClosed. Like Call, it allocates nothing in
+// the steady state.
+func (t *Task[In, Out]) CallContext(ctx context.Context, in In) Future[Out] {
+	if ctx == nil {
+		panic("pool: CallContext with a nil context")
+	}
+	s := t.get()
+	s.in = in
+	f := s.future()
+	if err := t.p.submitCtx(ctx, s); err != nil {
+		if err == ErrClosed {
+			s.refuse()
+			return Future[Out]{gen: genClosed}
+		}
+		// Given up: the slot carries ctx's error to the Future, whose
+		// Wait recycles it as it would a result.
+		var zero In
+		s.in = zero
+		var out Out
+		s.finish(out, err)
 	}
 	return f
 }
