@@ -277,6 +277,67 @@ func ExampleGroup_error() {
 	// Output: bad input true
 }
 
+func ExampleGroup_SetLimit() {
+	p := pool.New(pool.Config{Workers: 4})
+	defer p.Close()
+
+	g, _ := pool.NewGroup(context.Background(), p)
+	g.SetLimit(2) // at most two tasks of the group queued or running
+	var active, most atomic.Int32
+	for range 20 {
+		g.Go(func() error { // waits while two are active
+			n := active.Add(1)
+			for m := most.Load(); n > m && !most.CompareAndSwap(m, n); m = most.Load() {
+			}
+			time.Sleep(100 * time.Microsecond)
+			active.Add(-1)
+			return nil
+		})
+	}
+	fmt.Println(g.Wait(), most.Load() <= 2)
+	// Output: <nil> true
+}
+
+func ExampleGroup_TryGo() {
+	p := pool.New(pool.Config{Workers: 2})
+	defer p.Close()
+
+	g, _ := pool.NewGroup(context.Background(), p)
+	g.SetLimit(1)
+	release := make(chan struct{})
+	fmt.Println(g.TryGo(func() error { <-release; return nil })) // takes the one slot
+	fmt.Println(g.TryGo(func() error { return nil }))            // at the limit: not queued
+	close(release)
+	fmt.Println(g.Wait())
+	// Output:
+	// true
+	// false
+	// <nil>
+}
+
+func ExampleNewGroupCollect() {
+	p := pool.New(pool.Config{})
+	defer p.Close()
+
+	g, ctx := pool.NewGroupCollect(context.Background(), p)
+	var ran atomic.Int32
+	for _, name := range []string{"a.txt", "b.txt", "c.txt", "d.txt"} {
+		g.Go(func() error {
+			ran.Add(1) // every task runs: a failure cancels nothing
+			if name == "b.txt" || name == "d.txt" {
+				return fmt.Errorf("%s: not found", name)
+			}
+			return ctx.Err()
+		})
+	}
+	err := g.Wait() // errors.Join of every error
+	fmt.Println(ran.Load(), len(err.(interface{ Unwrap() []error }).Unwrap()))
+	fmt.Println(strings.Contains(err.Error(), "b.txt: not found"), strings.Contains(err.Error(), "d.txt: not found"))
+	// Output:
+	// 4 2
+	// true true
+}
+
 func ExampleMap() {
 	p := pool.New(pool.Config{})
 	defer p.Close()

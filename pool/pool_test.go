@@ -539,6 +539,16 @@ func TestDoneContextDoesNothing(t *testing.T) {
 	if _, err := Map(done, p, []int{1, 2}, func(x int) (int, error) { ran.Add(1); return x, nil }); !errors.Is(err, context.Canceled) {
 		t.Errorf("Map = %v", err)
 	}
+	for name, mk := range map[string]func(context.Context, *Pool) (*Group, context.Context){"NewGroup": NewGroup, "NewGroupCollect": NewGroupCollect} {
+		g, _ := mk(done, p)
+		g.Go(func() error { ran.Add(1); return nil })
+		if g.TryGo(func() error { ran.Add(1); return nil }) {
+			t.Errorf("%s: TryGo with a done ctx accepted the task", name)
+		}
+		if err := g.Wait(); !errors.Is(err, context.Canceled) {
+			t.Errorf("%s: Wait = %v", name, err)
+		}
+	}
 	sq := NewTask(p, func(x int) int { return x * x })
 	cc := NewTask(p, func(x int) int { ran.Add(1); return x })
 	before := p.Stats().Submitted
