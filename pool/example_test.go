@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -357,6 +358,50 @@ func ExampleMap() {
 	// Output:
 	// [1 4 9 16 25] <nil>
 	// not a digit: "x"
+}
+
+func ExampleMapSeq() {
+	p := pool.New(pool.Config{})
+	defer p.Close()
+
+	words := strings.Fields("knit a pool of workers") // strings.FieldsSeq's elements, say
+	lengths, err := pool.MapSeq(context.Background(), p, slices.Values(words), func(w string) (int, error) {
+		return len(w), nil
+	})
+	fmt.Println(lengths, err) // in input order
+	// Output: [4 1 4 2 7] <nil>
+}
+
+func ExampleMapStream() {
+	p := pool.New(pool.Config{Workers: 2})
+	defer p.Close()
+
+	// Results come out in input order while later ones still compute; the
+	// stream reads a few elements per worker ahead of what it has yielded.
+	naturals := func(yield func(int) bool) {
+		for i := 1; ; i++ { // endless: the loop below stops it
+			if !yield(i) {
+				return
+			}
+		}
+	}
+	for sq, err := range pool.MapStream(context.Background(), p, naturals, func(x int) (int, error) {
+		if x == 4 {
+			return 0, errors.New("four")
+		}
+		return x * x, nil
+	}) {
+		if err != nil {
+			fmt.Println("error:", err) // the first error ends the stream
+			break
+		}
+		fmt.Println(sq)
+	}
+	// Output:
+	// 1
+	// 4
+	// 9
+	// error: four
 }
 
 func ExamplePool_GoContext() {

@@ -539,6 +539,22 @@ func TestDoneContextDoesNothing(t *testing.T) {
 	if _, err := Map(done, p, []int{1, 2}, func(x int) (int, error) { ran.Add(1); return x, nil }); !errors.Is(err, context.Canceled) {
 		t.Errorf("Map = %v", err)
 	}
+	seq := func(yield func(int) bool) {
+		ran.Add(1) // read from: a done ctx reads nothing
+		yield(1)
+	}
+	if _, err := MapSeq(done, p, seq, func(x int) (int, error) { ran.Add(1); return x, nil }); !errors.Is(err, context.Canceled) {
+		t.Errorf("MapSeq = %v", err)
+	}
+	yields := 0
+	for _, err := range MapStream(done, p, seq, func(x int) (int, error) { ran.Add(1); return x, nil }) {
+		if yields++; !errors.Is(err, context.Canceled) {
+			t.Errorf("MapStream yielded %v", err)
+		}
+	}
+	if yields != 1 {
+		t.Errorf("MapStream with a done ctx yielded %d times, want once", yields)
+	}
 	for name, mk := range map[string]func(context.Context, *Pool) (*Group, context.Context){"NewGroup": NewGroup, "NewGroupCollect": NewGroupCollect} {
 		g, _ := mk(done, p)
 		g.Go(func() error { ran.Add(1); return nil })

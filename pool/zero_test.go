@@ -3,6 +3,7 @@ package pool
 import (
 	"context"
 	"errors"
+	"slices"
 
 	"strings"
 	"testing"
@@ -69,11 +70,13 @@ func TestNilPoolPanics(t *testing.T) {
 	id := func(x int) (int, error) { return x, nil }
 
 	for name, f := range map[string]func(){
-		"Map": func() { Map(ctx, nil, []int{1}, id) },
-
-		"Submit":   func() { Submit(ctx, nil, func() (int, error) { return 0, nil }) },
-		"NewTask":  func() { NewTask(nil, func(x int) int { return x }) },
-		"NewGroup": func() { NewGroup(ctx, nil) },
+		"Map":             func() { Map(ctx, nil, []int{1}, id) },
+		"MapSeq":          func() { MapSeq(ctx, nil, slices.Values([]int{1}), id) },
+		"MapStream":       func() { MapStream(ctx, nil, slices.Values([]int{1}), id) },
+		"NewGroupCollect": func() { NewGroupCollect(ctx, nil) },
+		"Submit":          func() { Submit(ctx, nil, func() (int, error) { return 0, nil }) },
+		"NewTask":         func() { NewTask(nil, func(x int) int { return x }) },
+		"NewGroup":        func() { NewGroup(ctx, nil) },
 	} {
 		func() {
 			defer func() {
