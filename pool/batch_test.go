@@ -236,10 +236,10 @@ func TestCallBatchShutdownAbandons(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			p := New(c.cfg)
 			g := newGate()
-			for range len(p.workers) {
+			for range len(p.workersNow()) {
 				p.Go(g.block)
 			}
-			for range len(p.workers) {
+			for range len(p.workersNow()) {
 				<-g.entered
 			}
 			var ran atomic.Int32
@@ -265,7 +265,7 @@ func TestCallBatchShutdownAbandons(t *testing.T) {
 			if ran.Load() != 0 {
 				t.Fatalf("%d abandoned calls ran", ran.Load())
 			}
-			if s := p.Stats(); s.Abandoned != n || s.Completed != uint64(len(p.workers)) {
+			if s := p.Stats(); s.Abandoned != n || s.Completed != uint64(len(p.workersNow())) {
 				t.Fatalf("stats %+v", s)
 			}
 		})

@@ -1,5 +1,6 @@
-// Package pool is a worker pool: a fixed set of worker goroutines running
-// tasks from bounded per-worker queues, in the shape of Knitting's pool
+// Package pool is a worker pool: a set of worker goroutines (Resize grows
+// or shrinks it) running tasks from bounded per-worker queues, in the
+// shape of Knitting's pool
 // (github.com/mimiMonads/knitting). It serves two kinds of caller.
 //
 // Hot paths reuse one typed function: a Task's Call and its Future's Wait

@@ -180,6 +180,30 @@ func ExamplePool_Stats() {
 	// Output: 2 10 10 0
 }
 
+func ExamplePool_Resize() {
+	p := pool.New(pool.Config{Workers: 2})
+	defer p.Close()
+
+	release := make(chan struct{})
+	var ran atomic.Int32
+	for range 10 {
+		p.Go(func() { <-release; ran.Add(1) }) // queued and running
+	}
+	p.Resize(8) // grow while they wait: six more workers
+	fmt.Println(p.Stats().Workers)
+	p.Resize(1) // shrink: the removed workers finish, and run what they hold
+	fmt.Println(p.Stats().Workers)
+	close(release)
+	for p.Stats().Retiring > 0 || ran.Load() < 10 {
+		time.Sleep(time.Millisecond)
+	}
+	fmt.Println(ran.Load(), p.Stats().Retiring)
+	// Output:
+	// 8
+	// 1
+	// 10 0
+}
+
 func ExampleSubmit() {
 	p := pool.New(pool.Config{})
 	defer p.Close()

@@ -204,7 +204,7 @@ func TestGroupLimitNested(t *testing.T) {
 			}
 			return g.Wait()
 		})
-		if want := int64(50 * len(p.workers)); ran.Load() != want {
+		if want := int64(50 * len(p.workersNow())); ran.Load() != want {
 			t.Fatalf("ran %d, want %d", ran.Load(), want)
 		}
 	})

@@ -40,7 +40,7 @@ func Map[In, Out any](ctx context.Context, p *Pool, in []In, fn func(In) (Out, e
 	if len(in) == 0 {
 		return []Out{}, nil
 	}
-	w := len(p.workers)
+	w := len(p.workersNow())
 	m := &mapRun[In, Out]{
 		ctx:   ctx,
 		in:    in,

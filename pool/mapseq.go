@@ -121,7 +121,7 @@ func newStream[Out any](ctx context.Context, p *Pool) *stream[Out] {
 	sub, cancel := context.WithCancel(ctx)
 	return &stream[Out]{
 		ctx: ctx, sub: sub, cancel: cancel,
-		fs: make([]Future[Out], mapStreamPerWorker*len(p.workers)),
+		fs: make([]Future[Out], mapStreamPerWorker*len(p.workersNow())),
 	}
 }
 

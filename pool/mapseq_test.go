@@ -52,7 +52,7 @@ func TestMapStreamOrder(t *testing.T) {
 	eachShape(t, configs(), func(t *testing.T, p *Pool) {
 		for _, n := range []int{0, 1, 5, scale(3000)} {
 			m := newStreamModel(n)
-			window := int64(mapStreamPerWorker * len(p.workers))
+			window := int64(mapStreamPerWorker * len(p.workersNow()))
 			i := 0
 			for v, err := range MapStream(context.Background(), p, m.seq, m.fn) {
 				if err != nil || v != i*3+1 {
@@ -92,7 +92,7 @@ func TestMapStreamYieldsWhileComputing(t *testing.T) {
 	watchdog(t, 20*time.Second)
 	eachShape(t, configs(), func(t *testing.T, p *Pool) {
 		gotFirst := make(chan struct{})
-		n := 4 * mapStreamPerWorker * len(p.workers)
+		n := 4 * mapStreamPerWorker * len(p.workersNow())
 		seq := func(yield func(int) bool) {
 			for i := range n {
 				if !yield(i) {
@@ -131,7 +131,7 @@ func TestMapStreamStops(t *testing.T) {
 	errStop := errors.New("stop")
 	eachShape(t, configs(), func(t *testing.T, p *Pool) {
 		base := runtime.NumGoroutine()
-		window := int64(mapStreamPerWorker * len(p.workers))
+		window := int64(mapStreamPerWorker * len(p.workersNow()))
 		for _, how := range []string{"error", "panic", "break", "ctx"} {
 			for _, at := range []int{0, 3, 100} {
 				m := newStreamModel(1000)

@@ -298,7 +298,7 @@ func TestIdleWorkersPark(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			p := New(c.cfg)
 			defer p.Close()
-			n := len(p.workers)
+			n := len(p.workersNow())
 			tk := NewTask(p, func(x int) int { return x })
 			for i := range 50 {
 				tk.Call(i).Wait(context.Background())
@@ -307,7 +307,7 @@ func TestIdleWorkersPark(t *testing.T) {
 			if !ok {
 				t.Fatalf("workers not parked: %+v", p.Stats())
 			}
-			for i, w := range p.workers {
+			for i, w := range p.workersNow() {
 				if w.bell.Waiters() == 0 {
 					t.Fatalf("worker %d parked, but no waiter registered on its doorbell", i)
 				}
@@ -390,8 +390,8 @@ func TestZeroConfigWorkers(t *testing.T) {
 		if s := p.Stats(); s.Workers != procs {
 			t.Errorf("GOMAXPROCS %d: zero Config started %d workers", procs, s.Workers)
 		}
-		if p.steal != (procs > 1) {
-			t.Errorf("GOMAXPROCS %d: steal = %v", procs, p.steal)
+		if p.set.Load().steal != (procs > 1) {
+			t.Errorf("GOMAXPROCS %d: steal = %v", procs, p.set.Load().steal)
 		}
 		p.Close()
 	}
@@ -504,7 +504,7 @@ func TestSpinNoneStopsWorkerSpin(t *testing.T) {
 	// call of it must return at once (a bound of half the budget leaves
 	// any loaded machine room).
 	start := time.Now()
-	if j := p.workers[0].spinForWork(budget); j != nil {
+	if j := p.workersNow()[0].spinForWork(budget); j != nil {
 		t.Fatalf("spinForWork found a job in an idle pool: %v", j)
 	}
 	if el := time.Since(start); el >= budget/2 {
@@ -512,8 +512,8 @@ func TestSpinNoneStopsWorkerSpin(t *testing.T) {
 	}
 	q := New(Config{Workers: 1, Spin: budget})
 	defer q.Close()
-	if q.spin != 0 {
-		t.Errorf("a pool made under SpinNone with Spin %v resolved it to %v, want 0", budget, q.spin)
+	if q.set.Load().spin != 0 {
+		t.Errorf("a pool made under SpinNone with Spin %v resolved it to %v, want 0", budget, q.set.Load().spin)
 	}
 }
 

@@ -36,73 +36,53 @@ import (
 // waits (TestStealWakesClaimedWorker: two workers, two tasks, the first
 // blocking until the second runs).
 
-// sleepers is a bit set of workers that may be parked, one bit per worker.
-type sleepers struct {
-	words []sleeperWord // read-only slice; bit i%64 of words[i/64] is worker i
-}
-
-// sleeperWord is 64 bits of sleepers on a cache line of its own: it is
-// written by parking workers and claiming publishers, and must not share
-// a line with anything else.
+// sleeperWord is 64 bits, one per worker of an idBlock, on a cache line
+// of its own: it is written by parking workers and claiming publishers,
+// and must not share a line with anything else. The pool keeps two per
+// block: idle workers (asleep) and workers parked in a wait of their own
+// (nested, see help.go).
 type sleeperWord struct {
 	atomic.Uint64
 	_ [knit.CacheLineSize - 8]byte
 }
 
-func newSleepers(n int) sleepers {
-	return sleepers{words: make([]sleeperWord, (n+63)/64)}
-}
-
-// set marks worker i as about to park.
-func (s *sleepers) set(i int) {
-	w := &s.words[i/64]
-	if bit := uint64(1) << (i % 64); w.Load()&bit == 0 {
-		w.Or(bit)
+// set marks the worker of bit as about to park.
+func (s *sleeperWord) set(bit uint64) {
+	if s.Load()&bit == 0 {
+		s.Or(bit)
 	}
 }
 
-// claim clears worker i's bit and reports whether it was set.
-func (s *sleepers) claim(i int) bool {
-	w := &s.words[i/64]
-	bit := uint64(1) << (i % 64)
-	return w.Load()&bit != 0 && w.And(^bit)&bit != 0
+// claim clears bit and reports whether it was set.
+func (s *sleeperWord) claim(bit uint64) bool {
+	return s.Load()&bit != 0 && s.And(^bit)&bit != 0
 }
 
-// mark sets worker i's bit with a store even when it is set already: the
-// owner of a nested bit (see help.go) relies on its own store, then its
-// re-check, for the argument above.
-func (s *sleepers) mark(i int) {
-	s.words[i/64].Or(uint64(1) << (i % 64))
-}
+// mark sets bit with a store even when it is set already: the owner of a
+// nested bit (see help.go) relies on its own store, then its re-check,
+// for the argument above.
+func (s *sleeperWord) mark(bit uint64) { s.Or(bit) }
 
-// unmark clears worker i's bit; only the owner of a nested bit does so.
-func (s *sleepers) unmark(i int) {
-	w := &s.words[i/64]
-	if bit := uint64(1) << (i % 64); w.Load()&bit != 0 {
-		w.And(^bit)
+// unmark clears bit; only its owner does so (for a nested bit, or for
+// either bit as it leaves the pool for good).
+func (s *sleeperWord) unmark(bit uint64) {
+	if s.Load()&bit != 0 {
+		s.And(^bit)
 	}
 }
 
-// maybeAny reports whether a bit may be set: a load of the only word, or
-// true when there are more (pools of over 64 workers then look further).
-// Inlined into the publish path, so a pool nobody nests in pays one load.
-func (s *sleepers) maybeAny() bool {
-	return len(s.words) != 1 || s.words[0].Load() != 0
-}
-
-// claimBits clears up to n set bits of word i and returns them.
-func (s *sleepers) claimBits(i, n int) uint64 {
-	w := &s.words[i]
+// claimBits clears up to n set bits and returns them.
+func (s *sleeperWord) claimBits(n int) uint64 {
 	for {
-		old := w.Load()
+		old := s.Load()
 		if old == 0 {
 			return 0
 		}
 		take := old
 		for k := bits.OnesCount64(old) - n; k > 0; k-- {
-			take &= take - 1
+			take &= take - 1 // leave the lowest bits for other publishers
 		}
-		if w.CompareAndSwap(old, old&^take) {
+		if s.CompareAndSwap(old, old&^take) {
 			return take
 		}
 	}

@@ -131,7 +131,7 @@ func TestParallelWake(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			p := New(c.cfg)
 			defer p.Close()
-			n := len(p.workers)
+			n := len(p.workersNow())
 			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 			defer cancel()
 			// A barrier that gives up with ctx, so that a failure reports

@@ -70,7 +70,7 @@ func NewTask[In, Out any](p *Pool, fn func(In) Out) *Task[In, Out] {
 	if p == nil {
 		panic("pool: NewTask with a nil *Pool")
 	}
-	n := len(p.workers) * p.workers[0].q.Cap()
+	n := len(p.workersNow()) * p.qs
 	t := &Task[In, Out]{p: p, fn: fn}
 	t.free.ring = knit.NewMPMC[*slot[In, Out]](min(max(n, 64), maxFreeSlots))
 	return t
