@@ -26,6 +26,7 @@ const readmePrelude = `package readme
 import (
 	"context"
 	"fmt"
+	"iter"
 	"sync/atomic"
 	"time"
 
@@ -54,6 +55,7 @@ var (
 	u       string
 	in      []int
 	fn      func(int) (int, error)
+	seq     iter.Seq[int]
 	fetch   func(string) (Page, error)
 	check   func(context.Context, string) error
 	ticker  *time.Ticker
@@ -107,7 +109,7 @@ func TestReadmeSnippetsCompile(t *testing.T) {
 	if err != nil {
 		t.Fatalf("README.md snippets do not parse: %v", err)
 	}
-	exports := exportData(t, "github.com/knit-go/knit/pool", "github.com/knit-go/knit/affinity", "github.com/knit-go/knit/shm", "fmt", "time", "context", "sync/atomic")
+	exports := exportData(t, "github.com/knit-go/knit/pool", "github.com/knit-go/knit/affinity", "github.com/knit-go/knit/shm", "fmt", "time", "context", "sync/atomic", "iter")
 	var errs []string
 	conf := types.Config{
 		Importer: importer.ForCompiler(fset, "gc", func(path string) (io.ReadCloser, error) {

@@ -5,7 +5,7 @@ import (
 	"testing"
 )
 
-// TestZeroAllocs: Call+Wait, CallBatch+Wait(All) and Go allocate nothing in
+// TestZeroAllocs: Call+Wait, CallContext+Wait, CallBatch+Wait(All) and Go allocate nothing in
 // the steady state, parked worker or spinning.
 func TestZeroAllocs(t *testing.T) {
 	if raceEnabled {
@@ -29,6 +29,13 @@ func TestZeroAllocs(t *testing.T) {
 				}
 			}); a != 0 {
 				t.Errorf("Call+Wait: %v allocs", a)
+			}
+			if a := testing.AllocsPerRun(500, func() {
+				if v, err := sq.CallContext(ctx, 3).Wait(ctx); v != 9 || err != nil {
+					t.Fatal(v, err)
+				}
+			}); a != 0 {
+				t.Errorf("CallContext+Wait: %v allocs", a)
 			}
 			ins := make([]int, 100)
 			outs := make([]Future[int], 100)

@@ -141,7 +141,7 @@ func (t *Task[In, Out]) putPacket(pk *packet[In, Out]) { t.packetList(pk.class).
 // room. It reports false if the pool refused the packet (closed).
 func (pk *packet[In, Out]) submit(m int64) bool {
 	p := pk.t.p
-	w := int64(len(p.workers))
+	w := int64(len(p.workersNow()))
 	pk.n = m
 	pk.grain = m
 	if w > 1 {

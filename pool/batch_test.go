@@ -236,10 +236,10 @@ func TestCallBatchShutdownAbandons(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			p := New(c.cfg)
 			g := newGate()
-			for range len(p.workers) {
+			for range len(p.workersNow()) {
 				p.Go(g.block)
 			}
-			for range len(p.workers) {
+			for range len(p.workersNow()) {
 				<-g.entered
 			}
 			var ran atomic.Int32
@@ -265,7 +265,7 @@ func TestCallBatchShutdownAbandons(t *testing.T) {
 			if ran.Load() != 0 {
 				t.Fatalf("%d abandoned calls ran", ran.Load())
 			}
-			if s := p.Stats(); s.Abandoned != n || s.Completed != uint64(len(p.workers)) {
+			if s := p.Stats(); s.Abandoned != n || s.Completed != uint64(len(p.workersNow())) {
 				t.Fatalf("stats %+v", s)
 			}
 		})
@@ -495,7 +495,7 @@ func TestWaitAll(t *testing.T) {
 	if k, err := WaitAll(context.Background(), fs, make([]int, 3)); k != 1 || !errors.Is(err, ErrClosed) {
 		t.Fatalf("WaitAll of refused calls = %d, %v", k, err)
 	}
-	if k, err := WaitAll(context.Background(), make([]Future[int], 2), make([]int, 2)); k != 1 || !errors.Is(err, ErrFutureUsed) {
+	if k, err := WaitAll(context.Background(), make([]Future[int], 2), make([]int, 2)); k != 1 || !errors.Is(err, ErrZeroFuture) {
 		t.Fatalf("WaitAll of zero Futures = %d, %v", k, err)
 	}
 	defer func() {

@@ -21,7 +21,8 @@ type Config struct {
 	// Workers is the number of worker goroutines: 0 means
 	// runtime.GOMAXPROCS(0) at New (at most MaxWorkers); otherwise 1 to
 	// MaxWorkers. A pool of one worker gets Knitting's single-worker
-	// timer policy (see DefaultSpin).
+	// timer policy (see DefaultSpin). Pool.Resize changes the count
+	// later, and the policy with it.
 	Workers int
 
 	// Spin is how long an idle worker polls the queues before it parks,
@@ -154,8 +155,9 @@ func (cfg *Config) queueSize() int {
 	}
 }
 
-// cpus returns the CPU for each of n workers, or nil to pin none.
-func (pin *Pinning) cpus(n int) []int {
+// cpus returns the CPUs that worker ids are pinned to, id i to
+// cpus[i%len(cpus)], or nil to pin none.
+func (pin *Pinning) cpus() []int {
 	var list []int
 	switch {
 	case pin.Spread:
@@ -168,9 +170,5 @@ func (pin *Pinning) cpus(n int) []int {
 	if len(list) == 0 {
 		return nil
 	}
-	out := make([]int, n)
-	for i := range out {
-		out[i] = list[i%len(list)]
-	}
-	return out
+	return list
 }

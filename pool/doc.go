@@ -1,5 +1,6 @@
-// Package pool is a worker pool: a fixed set of worker goroutines running
-// tasks from bounded per-worker queues, in the shape of Knitting's pool
+// Package pool is a worker pool: a set of worker goroutines (Resize grows
+// or shrinks it) running tasks from bounded per-worker queues, in the
+// shape of Knitting's pool
 // (github.com/mimiMonads/knitting). It serves two kinds of caller.
 //
 // Hot paths reuse one typed function: a Task's Call and its Future's Wait
@@ -10,6 +11,7 @@
 //	defer p.Close()
 //	sq := pool.NewTask(p, func(x int) int { return x * x })
 //	v, err := sq.Call(3).Wait(ctx)         // 9, nil
+//	f := sq.CallContext(ctx, 3)            // gives up if ctx ends while the queues are full
 //	sq.CallBatch(xs, fs)                   // many calls, queued together
 //	n, err := pool.WaitAll(ctx, fs, vs)    // and all their results
 //	err = p.Go(func() { ... })             // fire and forget
@@ -20,12 +22,18 @@
 //	page, err := f.Wait(ctx)               // or select on f.Done()
 //
 //	g, gctx := pool.NewGroup(ctx, p)       // errgroup.WithContext's contract
+//	g.SetLimit(8)                          // and errgroup's SetLimit (TryGo too)
 //	for _, u := range urls {
 //		g.Go(func() error { return check(gctx, u) })
 //	}
 //	err = g.Wait()                         // the first error
 //
 //	sizes, err := pool.Map(ctx, p, files, statSize) // in input order
+//	sizes, err = pool.MapSeq(ctx, p, fileSeq, statSize) // over an iter.Seq
+//	for size, err := range pool.MapStream(ctx, p, fileSeq, statSize) { ... } // as they come, in order
+//
+// NewGroupCollect makes a group that runs every task and returns every
+// error, joined. Resize grows or shrinks the workers while tasks run.
 //
 // Submit costs one allocation at most (the caller's closure): its result
 // slot is recycled like a Task's. Group and Map queue their work on the

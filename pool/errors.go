@@ -20,9 +20,12 @@ func (closedError) Error() string        { return "pool: closed" }
 func (closedError) Is(target error) bool { return target == knit.ErrClosed }
 
 // ErrFutureUsed is returned by Future.Wait when the future's value was
-// already taken by an earlier Wait (the slot behind it has been recycled),
-// or when the Future is the zero value.
+// already taken by an earlier Wait (the slot behind it has been recycled).
 var ErrFutureUsed = errors.New("pool: future already used")
+
+// ErrZeroFuture is returned by Future.Wait, and WaitAll, for the zero
+// Future, which no call stands behind.
+var ErrZeroFuture = errors.New("pool: zero Future: no call behind it")
 
 // errFull is TryGo's internal "no room", never returned to callers.
 var errFull = errors.New("pool: full")

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -34,6 +35,30 @@ func ExampleTask_Call() {
 	}
 	fmt.Println()
 	// Output: 4 4 2
+}
+
+func ExampleTask_CallContext() {
+	p := pool.New(pool.Config{Workers: 1, QueueSize: 1})
+	release := make(chan struct{})
+	started := make(chan struct{})
+	p.Go(func() { close(started); <-release }) // occupies the worker
+	<-started
+	p.Go(func() {}) // fills the queue
+
+	double := pool.NewTask(p, func(x int) int { return 2 * x })
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Millisecond)
+	defer cancel()
+	f := double.CallContext(ctx, 21) // waits for room until ctx ends, then gives up
+	_, err := f.Wait(context.Background())
+	fmt.Println(err)
+
+	close(release)
+	v, err := double.CallContext(context.Background(), 21).Wait(context.Background())
+	fmt.Println(v, err)
+	p.Close()
+	// Output:
+	// context deadline exceeded
+	// 42 <nil>
 }
 
 func ExampleTask_CallBatch() {
@@ -155,6 +180,30 @@ func ExamplePool_Stats() {
 	// Output: 2 10 10 0
 }
 
+func ExamplePool_Resize() {
+	p := pool.New(pool.Config{Workers: 2})
+	defer p.Close()
+
+	release := make(chan struct{})
+	var ran atomic.Int32
+	for range 10 {
+		p.Go(func() { <-release; ran.Add(1) }) // queued and running
+	}
+	p.Resize(8) // grow while they wait: six more workers
+	fmt.Println(p.Stats().Workers)
+	p.Resize(1) // shrink: the removed workers finish, and run what they hold
+	fmt.Println(p.Stats().Workers)
+	close(release)
+	for p.Stats().Retiring > 0 || ran.Load() < 10 {
+		time.Sleep(time.Millisecond)
+	}
+	fmt.Println(ran.Load(), p.Stats().Retiring)
+	// Output:
+	// 8
+	// 1
+	// 10 0
+}
+
 func ExampleSubmit() {
 	p := pool.New(pool.Config{})
 	defer p.Close()
@@ -192,7 +241,28 @@ func ExampleFuture_Done() {
 	case <-time.After(10 * time.Second):
 		fmt.Println("timed out")
 	}
-	// Output: 42 <nil>
+
+	// Two results in a select loop: a case whose result was taken is
+	// disabled by setting its Future to the zero Future, whose Done is a
+	// nil channel, as a channel case is disabled by setting it to nil.
+	a := pool.Submit(ctx, p, func() (string, error) { return "a", nil })
+	b := pool.Submit(ctx, p, func() (string, error) { return "b", nil })
+	n := 0
+	for a != (pool.Future[string]{}) || b != (pool.Future[string]{}) {
+		select {
+		case <-a.Done():
+			a.Wait(ctx)
+			a = pool.Future[string]{}
+		case <-b.Done():
+			b.Wait(ctx)
+			b = pool.Future[string]{}
+		}
+		n++
+	}
+	fmt.Println(n, "results")
+	// Output:
+	// 42 <nil>
+	// 2 results
 }
 
 func ExampleGroup() {
@@ -232,6 +302,67 @@ func ExampleGroup_error() {
 	// Output: bad input true
 }
 
+func ExampleGroup_SetLimit() {
+	p := pool.New(pool.Config{Workers: 4})
+	defer p.Close()
+
+	g, _ := pool.NewGroup(context.Background(), p)
+	g.SetLimit(2) // at most two tasks of the group queued or running
+	var active, most atomic.Int32
+	for range 20 {
+		g.Go(func() error { // waits while two are active
+			n := active.Add(1)
+			for m := most.Load(); n > m && !most.CompareAndSwap(m, n); m = most.Load() {
+			}
+			time.Sleep(100 * time.Microsecond)
+			active.Add(-1)
+			return nil
+		})
+	}
+	fmt.Println(g.Wait(), most.Load() <= 2)
+	// Output: <nil> true
+}
+
+func ExampleGroup_TryGo() {
+	p := pool.New(pool.Config{Workers: 2})
+	defer p.Close()
+
+	g, _ := pool.NewGroup(context.Background(), p)
+	g.SetLimit(1)
+	release := make(chan struct{})
+	fmt.Println(g.TryGo(func() error { <-release; return nil })) // takes the one slot
+	fmt.Println(g.TryGo(func() error { return nil }))            // at the limit: not queued
+	close(release)
+	fmt.Println(g.Wait())
+	// Output:
+	// true
+	// false
+	// <nil>
+}
+
+func ExampleNewGroupCollect() {
+	p := pool.New(pool.Config{})
+	defer p.Close()
+
+	g, ctx := pool.NewGroupCollect(context.Background(), p)
+	var ran atomic.Int32
+	for _, name := range []string{"a.txt", "b.txt", "c.txt", "d.txt"} {
+		g.Go(func() error {
+			ran.Add(1) // every task runs: a failure cancels nothing
+			if name == "b.txt" || name == "d.txt" {
+				return fmt.Errorf("%s: not found", name)
+			}
+			return ctx.Err()
+		})
+	}
+	err := g.Wait() // errors.Join of every error
+	fmt.Println(ran.Load(), len(err.(interface{ Unwrap() []error }).Unwrap()))
+	fmt.Println(strings.Contains(err.Error(), "b.txt: not found"), strings.Contains(err.Error(), "d.txt: not found"))
+	// Output:
+	// 4 2
+	// true true
+}
+
 func ExampleMap() {
 	p := pool.New(pool.Config{})
 	defer p.Close()
@@ -251,6 +382,50 @@ func ExampleMap() {
 	// Output:
 	// [1 4 9 16 25] <nil>
 	// not a digit: "x"
+}
+
+func ExampleMapSeq() {
+	p := pool.New(pool.Config{})
+	defer p.Close()
+
+	words := strings.Fields("knit a pool of workers") // strings.FieldsSeq's elements, say
+	lengths, err := pool.MapSeq(context.Background(), p, slices.Values(words), func(w string) (int, error) {
+		return len(w), nil
+	})
+	fmt.Println(lengths, err) // in input order
+	// Output: [4 1 4 2 7] <nil>
+}
+
+func ExampleMapStream() {
+	p := pool.New(pool.Config{Workers: 2})
+	defer p.Close()
+
+	// Results come out in input order while later ones still compute; the
+	// stream reads a few elements per worker ahead of what it has yielded.
+	naturals := func(yield func(int) bool) {
+		for i := 1; ; i++ { // endless: the loop below stops it
+			if !yield(i) {
+				return
+			}
+		}
+	}
+	for sq, err := range pool.MapStream(context.Background(), p, naturals, func(x int) (int, error) {
+		if x == 4 {
+			return 0, errors.New("four")
+		}
+		return x * x, nil
+	}) {
+		if err != nil {
+			fmt.Println("error:", err) // the first error ends the stream
+			break
+		}
+		fmt.Println(sq)
+	}
+	// Output:
+	// 1
+	// 4
+	// 9
+	// error: four
 }
 
 func ExamplePool_GoContext() {

@@ -11,8 +11,12 @@ import (
 
 // Future is the pending result of one Task.Call or Submit. It is a small
 // value (a pointer and a generation) that may be copied freely; its value
-// can be taken once, by one Wait. The zero Future is not usable
-// (ErrFutureUsed).
+// can be taken once, by one Wait.
+//
+// The zero Future stands for no call: its Wait returns ErrZeroFuture and
+// its Done returns a nil channel, which never fires. So a select loop
+// disables a Future's case by setting the Future to its zero value, as it
+// would set a channel to nil (see ExampleFuture_Done).
 type Future[Out any] struct {
 	r *result[Out]
 	// gen is the generation of r this future belongs to: the slot behind
@@ -202,8 +206,9 @@ func (r *result[Out]) poll(gen uint64) (v Out, err error, ok bool) {
 
 // Wait returns the call's result: fn's return values (Submit) or return
 // value and nil (Task), or a *PanicError if fn panicked, or ErrClosed if
-// the pool refused or abandoned the call, or the Submit context's error if
-// the call was given up before it ran. It blocks until the result is
+// the pool refused or abandoned the call, or the context's error if a
+// Submit or CallContext call was given up before it ran, or ErrZeroFuture
+// for the zero Future. It blocks until the result is
 // ready or ctx ends; on ctx's end it returns ctx.Err() and the Future
 // stays usable. A ctx already done makes Wait return ctx.Err() at once,
 // even with the result ready, as every call with a done ctx in knit does. Once a Wait has returned the result, the Future is spent:
@@ -227,7 +232,7 @@ func (f Future[Out]) Wait(ctx context.Context) (Out, error) {
 		if f.gen == genClosed {
 			return zero, ErrClosed
 		}
-		return zero, ErrFutureUsed
+		return zero, ErrZeroFuture
 	}
 	if v, err, ok := r.take(f.gen); ok {
 		return v, err
@@ -295,11 +300,15 @@ func (f Future[Out]) help(ctx context.Context, w *worker) (v Out, err error, sto
 // that a Wait would not block; for select. The channel is made by the
 // first Done of a call (a Future that is only Waited on allocates
 // nothing) and shared by copies of the Future. After the value was taken
-// it is closed, as it is for a refused call and the zero Future.
+// it is closed, as it is for a refused call. The zero Future's is nil: a
+// select case on it never fires.
 func (f Future[Out]) Done() <-chan struct{} {
 	r := f.r
 	if r == nil {
-		return closedChan
+		if f.gen == genClosed {
+			return closedChan
+		}
+		return nil // the zero Future
 	}
 	var d *doneChan
 	for {

@@ -203,7 +203,11 @@ func TestGroupMisuse(t *testing.T) {
 		"Go(nil)":          func() { g.Go(nil) },
 		"zero Group Go":    func() { new(Group).Go(func() error { return nil }) },
 		"zero Group Wait":  func() { new(Group).Wait() },
-		"NewGroup nil ctx": func() { NewGroup(nil, p) }, //lint:ignore SA1012 the nil is the point
+		"TryGo(nil)":       func() { g.TryGo(nil) },
+		"zero Group TryGo": func() { new(Group).TryGo(func() error { return nil }) },
+		"zero SetLimit":    func() { new(Group).SetLimit(1) },
+		"Collect nil ctx":  func() { NewGroupCollect(nil, p) }, //lint:ignore SA1012 the nil is the point
+		"NewGroup nil ctx": func() { NewGroup(nil, p) },        //lint:ignore SA1012 the nil is the point
 		"NewGroup nil p":   func() { NewGroup(context.Background(), nil) },
 	} {
 		func() {

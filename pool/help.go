@@ -17,8 +17,9 @@ import (
 // could take in its loop, until what it waits for is done.
 //
 // Who is a worker. The pool records, per worker, the goroutine running it
-// (gids, written by the worker at start and cleared before it exits), and
-// a wait compares the calling goroutine with them (self). curg is one
+// (its slot in its id block's gids, written by the worker at start and
+// cleared before it exits), and a wait compares the calling goroutine
+// with them (self). curg is one
 // instruction where the g register or slot can be read; elsewhere it
 // starts a goroutine that reads its creator's id from its own one-frame
 // stack trace (curgSpawn, a couple of µs at any depth: the waiter's own
@@ -32,7 +33,7 @@ import (
 // the same way. So it also sets its bit in Pool.nested, after Prepare and
 // before re-checking the queues, and publishes its event in nestEv; ring
 // claims set bits there after the publish and rings those events. The
-// argument is the one for the idle bits in bell.go: the publisher pushes
+// argument is the one for the idle bits in sleepers.go: the publisher pushes
 // then loads the bits, the worker sets its bit (always a store: it clears
 // the bit itself when it wakes) then re-checks the queues, so one of them
 // sees the other. A claim that reaches a worker after it left the wait
@@ -45,7 +46,8 @@ type gidSlot struct{ atomic.Uintptr }
 
 // self returns the worker of p that the calling goroutine runs, or nil
 // when the caller is not one of p's workers (then it is inside no task of
-// p, since tasks run only on workers).
+// p, since tasks run only on workers). A worker is in every set published
+// while it runs, so the set's ids cover it.
 func (p *Pool) self() *worker {
 	if !curgCheap && !p.inTask() {
 		return nil // the costly curg is needed only when a task may be calling
@@ -54,20 +56,24 @@ func (p *Pool) self() *worker {
 	if g == 0 {
 		return nil
 	}
-	for i := range p.gids {
-		if p.gids[i].Load() == g {
-			return p.workers[i]
+	s := p.set.Load()
+	for bi, b := range s.blocks {
+		for k := range min(64, s.ids-bi*64) {
+			if b.gids[k].Load() == g {
+				return b.ws[k].Load()
+			}
 		}
 	}
 	return nil
 }
 
 // inTask reports whether some worker of p is running a task: it has taken
-// more tasks than it has completed. Both counters are the worker's own,
-// so this costs the hot paths nothing.
+// more tasks than it has completed or skipped. The counters are the
+// worker's own, so this costs the hot paths nothing. taken is read last:
+// while the caller runs a task of w, the sum read before it is below it.
 func (p *Pool) inTask() bool {
-	for _, w := range p.workers {
-		if w.completed.load() != w.taken.load() {
+	for _, w := range p.set.Load().all {
+		if w.completed.load()+w.skippedGroup.load()+w.skippedCtx.load() != w.taken.load() {
 			return true
 		}
 	}
@@ -124,29 +130,35 @@ func (w *worker) helpWait(ctx context.Context, ev *knit.Event, ready func() bool
 // then fences: the caller re-checks the queues next.
 func (w *worker) nestEnter(ev *knit.Event) {
 	w.nestEv.Store(ev)
-	w.p.nested.mark(w.id)
+	w.blk.nested.mark(w.bit)
 	storeLoadFence()
 }
 
 // nestLeave clears w's nested bit, unless a publisher claimed it already.
 func (w *worker) nestLeave() {
-	w.p.nested.unmark(w.id)
+	w.blk.nested.unmark(w.bit)
 	w.nestEv.Store(nil)
 }
 
 // ringNested wakes up to n workers of a stealing pool that are parked in
-// a wait of their own (any of them can take any task).
-func (p *Pool) ringNested(n int) {
-	for i := range p.nested.words {
-		if n <= 0 {
-			return
-		}
-		got := p.nested.claimBits(i, n)
-		for got != 0 {
-			b := bits.TrailingZeros64(got)
-			got &= got - 1
-			p.workers[i*64+b].ringNest()
-			n--
+// a wait of their own (any of them can take any task, a retiring one
+// too: it steals while it waits). A bit of a worker that has left names
+// nobody and is not counted.
+func (s *workerSet) ringNested(n int) {
+	for _, b := range s.blocks {
+		for n > 0 {
+			got := b.nested.claimBits(n)
+			if got == 0 {
+				break
+			}
+			for got != 0 {
+				k := bits.TrailingZeros64(got)
+				got &= got - 1
+				if v := b.ws[k].Load(); v != nil {
+					v.ringNest()
+					n--
+				}
+			}
 		}
 	}
 }
@@ -161,7 +173,7 @@ func (w *worker) ringNest() {
 // wakeNested rings every worker parked in a wait of its own (Shutdown's
 // expiry: they must see that they may no longer take tasks).
 func (p *Pool) wakeNested() {
-	for _, w := range p.workers {
+	for _, w := range p.set.Load().all {
 		w.ringNest()
 	}
 }

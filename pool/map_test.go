@@ -239,14 +239,14 @@ func FuzzMap(f *testing.F) {
 			switch {
 			case firstFail < 0:
 				if err != nil || len(out) != len(in) {
-					t.Fatalf("workers %d: %v, %d results of %d", len(p.workers), err, len(out), len(in))
+					t.Fatalf("workers %d: %v, %d results of %d", len(p.workersNow()), err, len(out), len(in))
 				}
 				for i := range in {
 					if out[i] != in[i]*3 {
-						t.Fatalf("workers %d: out[%d] = %d, want %d", len(p.workers), i, out[i], in[i]*3)
+						t.Fatalf("workers %d: out[%d] = %d, want %d", len(p.workersNow()), i, out[i], in[i]*3)
 					}
 				}
-			case len(p.workers) == 1:
+			case len(p.workersNow()) == 1:
 				if want := fmt.Sprintf("element %d", in[firstFail]); err == nil || err.Error() != want || out != nil {
 					t.Fatalf("one worker: %v, %v; want %q", out, err, want)
 				}
@@ -256,7 +256,7 @@ func FuzzMap(f *testing.F) {
 			default:
 				var x int
 				if _, serr := fmt.Sscanf(fmt.Sprint(err), "element %d", &x); serr != nil || !fails(x) || out != nil {
-					t.Fatalf("workers %d: %v, %v; want a failing element's error", len(p.workers), out, err)
+					t.Fatalf("workers %d: %v, %v; want a failing element's error", len(p.workersNow()), out, err)
 				}
 			}
 		}

@@ -17,7 +17,9 @@ import (
 // The calls run on the pool's workers, as many at once as there are
 // workers: Map queues one job per worker, not one per element, and each
 // job takes elements in small runs from a shared index until none is
-// left, so a slow element holds up only its own worker.
+// left, so a slow element holds up only its own worker. Stats counts the
+// jobs, not the elements: a job that starts after the Map failed or its
+// ctx ended runs nothing and is counted as skipped.
 //
 // Called from a task of p, Map runs elements on the calling worker too,
 // and then queued tasks while the others finish, so it never waits for a
@@ -29,13 +31,16 @@ func Map[In, Out any](ctx context.Context, p *Pool, in []In, fn func(In) (Out, e
 	if ctx == nil {
 		panic("pool: Map with a nil context")
 	}
+	if p == nil {
+		panic("pool: Map with a nil *Pool")
+	}
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
 	if len(in) == 0 {
 		return []Out{}, nil
 	}
-	w := len(p.workers)
+	w := len(p.workersNow())
 	m := &mapRun[In, Out]{
 		ctx:   ctx,
 		in:    in,
@@ -107,8 +112,21 @@ type mapRun[In, Out any] struct {
 	grain int64
 }
 
-// run is a job: it runs elements until none is left, then leaves.
+// run is a job: it runs elements until none is left, then leaves. A job
+// that starts after the Map's context ended, or after the Map failed,
+// runs nothing and counts as skipped.
 func (m *mapRun[In, Out]) run(w *worker) uint64 {
+	if err := m.ctx.Err(); err != nil {
+		m.fail(err)
+		w.skippedCtx.inc()
+		m.jobsDone(1)
+		return 0
+	}
+	if m.err.isSet() {
+		w.skippedGroup.inc()
+		m.jobsDone(1)
+		return 0
+	}
 	m.work(w, false)
 	m.jobsDone(1)
 	return 1

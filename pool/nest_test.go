@@ -36,7 +36,7 @@ func nestShapes() []shape {
 // returns their errors.
 func runNested(t *testing.T, p *Pool, outer func(i int) error) {
 	t.Helper()
-	n := len(p.workers)
+	n := len(p.workersNow())
 	var barrier sync.WaitGroup
 	barrier.Add(n)
 	errs := make([]error, n)
@@ -152,7 +152,7 @@ func TestNestedBlockingSubmit(t *testing.T) {
 			return g.Wait()
 		})
 		p.Close()
-		if want := int64(200 * len(p.workers)); ran.Load() != want {
+		if want := int64(200 * len(p.workersNow())); ran.Load() != want {
 			t.Fatalf("ran %d, want %d", ran.Load(), want)
 		}
 	})
@@ -208,7 +208,7 @@ func TestNestedWakesOnNewWork(t *testing.T) {
 				outer := make(chan error, 1)
 				p.Go(func() { outer <- g.Wait() }) // worker 1's queue
 				// Until A is in its wait; the watchdog is the deadline.
-				for p.nested.words[0].Load() == 0 {
+				for p.set.Load().b0.nested.Load() == 0 {
 					time.Sleep(100 * time.Microsecond)
 				}
 				if c.NoSteal {

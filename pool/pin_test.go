@@ -69,7 +69,7 @@ func TestPinnedSpread(t *testing.T) {
 	if s := p.Stats(); s.Pinned != len(cores)+1 {
 		t.Fatalf("%d of %d workers pinned", s.Pinned, len(cores)+1)
 	}
-	for i, w := range p.workers {
+	for i, w := range p.workersNow() {
 		if want := cores[i%len(cores)]; w.cpu != want {
 			t.Fatalf("worker %d on cpu %d, want %d", i, w.cpu, want)
 		}

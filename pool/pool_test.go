@@ -298,7 +298,7 @@ func TestIdleWorkersPark(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			p := New(c.cfg)
 			defer p.Close()
-			n := len(p.workers)
+			n := len(p.workersNow())
 			tk := NewTask(p, func(x int) int { return x })
 			for i := range 50 {
 				tk.Call(i).Wait(context.Background())
@@ -307,12 +307,10 @@ func TestIdleWorkersPark(t *testing.T) {
 			if !ok {
 				t.Fatalf("workers not parked: %+v", p.Stats())
 			}
-			bell := &p.bell
-			if !p.steal {
-				bell = &p.workers[0].bell
-			}
-			if bell.Waiters() == 0 {
-				t.Fatal("parked, but no waiter registered on the doorbell")
+			for i, w := range p.workersNow() {
+				if w.bell.Waiters() == 0 {
+					t.Fatalf("worker %d parked, but no waiter registered on its doorbell", i)
+				}
 			}
 			// Parked for good: no polling timeout wakes anyone. The sleep
 			// is the window watched, not a wait for something to happen:
@@ -392,8 +390,8 @@ func TestZeroConfigWorkers(t *testing.T) {
 		if s := p.Stats(); s.Workers != procs {
 			t.Errorf("GOMAXPROCS %d: zero Config started %d workers", procs, s.Workers)
 		}
-		if p.steal != (procs > 1) {
-			t.Errorf("GOMAXPROCS %d: steal = %v", procs, p.steal)
+		if p.set.Load().steal != (procs > 1) {
+			t.Errorf("GOMAXPROCS %d: steal = %v", procs, p.set.Load().steal)
 		}
 		p.Close()
 	}
@@ -506,7 +504,7 @@ func TestSpinNoneStopsWorkerSpin(t *testing.T) {
 	// call of it must return at once (a bound of half the budget leaves
 	// any loaded machine room).
 	start := time.Now()
-	if j := p.workers[0].spinForWork(budget); j != nil {
+	if j := p.workersNow()[0].spinForWork(budget); j != nil {
 		t.Fatalf("spinForWork found a job in an idle pool: %v", j)
 	}
 	if el := time.Since(start); el >= budget/2 {
@@ -514,14 +512,14 @@ func TestSpinNoneStopsWorkerSpin(t *testing.T) {
 	}
 	q := New(Config{Workers: 1, Spin: budget})
 	defer q.Close()
-	if q.spin != 0 {
-		t.Errorf("a pool made under SpinNone with Spin %v resolved it to %v, want 0", budget, q.spin)
+	if q.set.Load().spin != 0 {
+		t.Errorf("a pool made under SpinNone with Spin %v resolved it to %v, want 0", budget, q.set.Load().spin)
 	}
 }
 
 // TestDoneContextDoesNothing: every pool call that takes a ctx does
 // nothing when the ctx is done before the call and returns ctx.Err():
-// GoContext and Submit queue nothing, Map runs nothing, and Future.Wait
+// GoContext, Submit and CallContext queue nothing, Map runs nothing, and Future.Wait
 // and WaitAll take no result, even one that is ready, and leave their
 // futures usable.
 func TestDoneContextDoesNothing(t *testing.T) {
@@ -541,7 +539,41 @@ func TestDoneContextDoesNothing(t *testing.T) {
 	if _, err := Map(done, p, []int{1, 2}, func(x int) (int, error) { ran.Add(1); return x, nil }); !errors.Is(err, context.Canceled) {
 		t.Errorf("Map = %v", err)
 	}
+	seq := func(yield func(int) bool) {
+		ran.Add(1) // read from: a done ctx reads nothing
+		yield(1)
+	}
+	if _, err := MapSeq(done, p, seq, func(x int) (int, error) { ran.Add(1); return x, nil }); !errors.Is(err, context.Canceled) {
+		t.Errorf("MapSeq = %v", err)
+	}
+	yields := 0
+	for _, err := range MapStream(done, p, seq, func(x int) (int, error) { ran.Add(1); return x, nil }) {
+		if yields++; !errors.Is(err, context.Canceled) {
+			t.Errorf("MapStream yielded %v", err)
+		}
+	}
+	if yields != 1 {
+		t.Errorf("MapStream with a done ctx yielded %d times, want once", yields)
+	}
+	for name, mk := range map[string]func(context.Context, *Pool) (*Group, context.Context){"NewGroup": NewGroup, "NewGroupCollect": NewGroupCollect} {
+		g, _ := mk(done, p)
+		g.Go(func() error { ran.Add(1); return nil })
+		if g.TryGo(func() error { ran.Add(1); return nil }) {
+			t.Errorf("%s: TryGo with a done ctx accepted the task", name)
+		}
+		if err := g.Wait(); !errors.Is(err, context.Canceled) {
+			t.Errorf("%s: Wait = %v", name, err)
+		}
+	}
 	sq := NewTask(p, func(x int) int { return x * x })
+	cc := NewTask(p, func(x int) int { ran.Add(1); return x })
+	before := p.Stats().Submitted
+	if _, err := cc.CallContext(done, 3).Wait(ctx); !errors.Is(err, context.Canceled) {
+		t.Errorf("CallContext's Wait = %v", err)
+	}
+	if s := p.Stats(); s.Submitted != before {
+		t.Errorf("CallContext with a done ctx queued a task: %+v", s)
+	}
 	f := sq.Call(3)
 	fs := []Future[int]{sq.Call(4)}
 	if v, err := f.Wait(ctx); v != 9 || err != nil { // the result is ready now

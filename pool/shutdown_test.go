@@ -28,7 +28,7 @@ func TestShutdownAbandons(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			p := New(c.cfg)
-			n := len(p.workers)
+			n := len(p.workersNow())
 			g := newGate()
 			for range n {
 				p.Go(g.block)

@@ -8,121 +8,84 @@ import (
 	"github.com/knit-go/knit/internal/emul"
 )
 
-// Who rings whom. A knit.Event's Notify is one load when nobody is
-// registered, but a worker that is registered and not yet asleep (it is
-// re-checking, or spinning) still makes every Notify bump the Event's
-// word, and with several workers parked on one shared Event each publish
-// would otherwise wake one more of them than the work needs. So the pool
-// hands out one ring per sleep: a
-// worker that is about to park sets its bit in sleepers (after Prepare,
-// before its re-check), and a publisher rings only if it claims, by
-// clearing, a set bit.
+// Who rings whom. Every worker parks on its own doorbell (a knit.Event).
+// A worker about to park sets its bit in sleepers (after Prepare, before
+// its re-check), and a publisher rings a worker only if it claims, by
+// clearing, that worker's set bit, and then rings that worker's doorbell.
+// So a publish wakes no more workers than it has tasks, and with no bit
+// set it costs a load.
 //
 // Why nothing is lost. (1) A publish racing a worker's registration is
 // the Event's register-then-recheck, with the bit as the registration:
 // the worker sets its bit, then re-checks the queues; the publisher
 // pushes, then loads the bits (the argument is beside knit.Event's
-// notify, "Why no wakeup is lost"). (2) Bits are cleared only by
-// claims, never by their owner, and each claim's Notify(1) wakes a
-// sleeper whenever any sleeps (or makes a registered waiter's Wait return
-// at once): so if every worker were asleep with every bit clear, the last
-// claim woke some worker, which set its bit again before it went back to
-// sleep, and no claim has cleared that bit since. Hence while all workers
-// sleep, some bit is set, and the next publish rings. A bit left set by a
-// worker that found work instead of sleeping costs one spare ring later.
+// notify, "Why no wakeup is lost"). (2) Bits are cleared only by claims,
+// never by their owner, and a claim rings its owner's own doorbell: if
+// the owner is registered there, between its Prepare and the end of its
+// Wait, the Wait returns; if not, it sets its bit again before it next
+// sleeps. So a parked worker's bit is set, and a publish that finds no
+// bit set finds no worker parked: every worker is awake and looks at the
+// queues before it parks. A bit left set by a worker that found work
+// instead of sleeping costs one spare ring later.
+//
+// Why the ring goes to the claimed worker's doorbell, not to one shared
+// by the workers: Notify on a shared Event wakes some sleeper, not
+// necessarily the one whose bit was claimed. That one then sleeps on with
+// its bit clear, and once the worker woken in its place is busy, a
+// publish finds no bit and rings nobody while a worker sleeps and a task
+// waits (TestStealWakesClaimedWorker: two workers, two tasks, the first
+// blocking until the second runs).
 
-// sleepers is a bit set of workers that may be parked, one bit per worker.
-type sleepers struct {
-	words []sleeperWord // read-only slice; bit i%64 of words[i/64] is worker i
-}
-
-// sleeperWord is 64 bits of sleepers on a cache line of its own: it is
-// written by parking workers and claiming publishers, and must not share
-// a line with anything else.
+// sleeperWord is 64 bits, one per worker of an idBlock, on a cache line
+// of its own: it is written by parking workers and claiming publishers,
+// and must not share a line with anything else. The pool keeps two per
+// block: idle workers (asleep) and workers parked in a wait of their own
+// (nested, see help.go).
 type sleeperWord struct {
 	atomic.Uint64
 	_ [knit.CacheLineSize - 8]byte
 }
 
-func newSleepers(n int) sleepers {
-	return sleepers{words: make([]sleeperWord, (n+63)/64)}
-}
-
-// set marks worker i as about to park.
-func (s *sleepers) set(i int) {
-	w := &s.words[i/64]
-	if bit := uint64(1) << (i % 64); w.Load()&bit == 0 {
-		w.Or(bit)
+// set marks the worker of bit as about to park.
+func (s *sleeperWord) set(bit uint64) {
+	if s.Load()&bit == 0 {
+		s.Or(bit)
 	}
 }
 
-// claim clears worker i's bit and reports whether it was set.
-func (s *sleepers) claim(i int) bool {
-	w := &s.words[i/64]
-	bit := uint64(1) << (i % 64)
-	return w.Load()&bit != 0 && w.And(^bit)&bit != 0
+// claim clears bit and reports whether it was set.
+func (s *sleeperWord) claim(bit uint64) bool {
+	return s.Load()&bit != 0 && s.And(^bit)&bit != 0
 }
 
-// mark sets worker i's bit with a store even when it is set already: the
-// owner of a nested bit (see help.go) relies on its own store, then its
-// re-check, for the argument above.
-func (s *sleepers) mark(i int) {
-	s.words[i/64].Or(uint64(1) << (i % 64))
-}
+// mark sets bit with a store even when it is set already: the owner of a
+// nested bit (see help.go) relies on its own store, then its re-check,
+// for the argument above.
+func (s *sleeperWord) mark(bit uint64) { s.Or(bit) }
 
-// unmark clears worker i's bit; only the owner of a nested bit does so.
-func (s *sleepers) unmark(i int) {
-	w := &s.words[i/64]
-	if bit := uint64(1) << (i % 64); w.Load()&bit != 0 {
-		w.And(^bit)
+// unmark clears bit; only its owner does so (for a nested bit, or for
+// either bit as it leaves the pool for good).
+func (s *sleeperWord) unmark(bit uint64) {
+	if s.Load()&bit != 0 {
+		s.And(^bit)
 	}
 }
 
-// maybeAny reports whether a bit may be set: a load of the only word, or
-// true when there are more (pools of over 64 workers then look further).
-// Inlined into the publish path, so a pool nobody nests in pays one load.
-func (s *sleepers) maybeAny() bool {
-	return len(s.words) != 1 || s.words[0].Load() != 0
-}
-
-// claimBits clears up to n set bits of word i and returns them.
-func (s *sleepers) claimBits(i, n int) uint64 {
-	w := &s.words[i]
+// claimBits clears up to n set bits and returns them.
+func (s *sleeperWord) claimBits(n int) uint64 {
 	for {
-		old := w.Load()
+		old := s.Load()
 		if old == 0 {
 			return 0
 		}
 		take := old
 		for k := bits.OnesCount64(old) - n; k > 0; k-- {
-			take &= take - 1
+			take &= take - 1 // leave the lowest bits for other publishers
 		}
-		if w.CompareAndSwap(old, old&^take) {
+		if s.CompareAndSwap(old, old&^take) {
 			return take
 		}
 	}
-}
-
-// claimAny clears up to n set bits, any workers', and returns how many.
-func (s *sleepers) claimAny(n int) int {
-	got := 0
-	for i := range s.words {
-		w := &s.words[i]
-		for got < n {
-			old := w.Load()
-			if old == 0 {
-				break
-			}
-			take := old
-			for k := bits.OnesCount64(old) - (n - got); k > 0; k-- {
-				take &= take - 1 // leave the lowest bits for other publishers
-			}
-			if w.CompareAndSwap(old, old&^take) {
-				got += bits.OnesCount64(take)
-			}
-		}
-	}
-	return got
 }
 
 // storeLoadFence orders the caller's earlier atomic stores before its

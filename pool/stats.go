@@ -8,17 +8,35 @@ import "sync/atomic"
 // exact whenever the pool is quiet. Each call of a CallBatch counts as a
 // task once a worker takes it; while queued, a batch's group of up to
 // 128 calls counts once per queue entry it has (see Task.CallBatch).
+// Workers that Resize removed still count in every total once they have
+// left.
 type Stats struct {
-	Workers int // worker goroutines
-	Pinned  int // workers pinned to a CPU (see Pinning)
-	Parked  int // workers parked right now
+	Workers  int // workers taking new tasks: New's count, then Resize's
+	Retiring int // workers Resize removed that are still running their last tasks
+	Pinned   int // workers pinned to a CPU (see Pinning)
+	Parked   int // workers parked right now
 
-	// Submitted counts tasks accepted: Taken (run or running) plus
-	// Abandoned plus QueueDepth. It is derived, so that submitting
-	// touches no counter; it is never below Completed.
+	// Submitted counts tasks accepted: those a worker took (Completed,
+	// Skipped, and those running) plus Abandoned plus QueueDepth. It is
+	// derived, so that submitting touches no counter; it is never below
+	// Completed + Skipped.
 	Submitted uint64
-	Completed uint64 // tasks that ran to their end, Panicked included
+	// Completed counts tasks whose function ran to its end, returning or
+	// panicking: Panicked is included, Skipped is not.
+	Completed uint64
 	Panicked  uint64 // tasks that panicked (or called runtime.Goexit)
+
+	// Skipped counts tasks a worker took and did not run because what
+	// they belonged to was over: SkippedGroup + SkippedCtx. Their Wait
+	// (a Future's, a Group's, Map's) reports why.
+	Skipped uint64
+	// SkippedGroup counts tasks of a Group that had failed (a task's
+	// error or panic, or a refused Go), and jobs of a Map that had.
+	SkippedGroup uint64
+	// SkippedCtx counts tasks whose context had ended while they were
+	// queued: a Submit's, a Group's parent's, a Map's.
+	SkippedCtx uint64
+
 	Abandoned uint64 // tasks still queued when Shutdown's context ended
 	Stolen    uint64 // tasks a worker took from another worker's queue
 
@@ -40,16 +58,37 @@ func (c *counter) load() uint64 { return c.v.Load() }
 
 // Stats returns a snapshot of the pool's counters.
 func (p *Pool) Stats() Stats {
-	s := Stats{Workers: len(p.workers), Abandoned: p.abandoned.Load()}
-	// Downstream first: a task moves queue -> taken -> completed, so
-	// reading completed before taken and taken before the queue keeps
-	// Submitted >= Taken >= Completed in every snapshot.
-	var taken uint64
-	for _, w := range p.workers {
+	// The set and the totals of the workers that left, taken together: a
+	// worker leaves both at once (Pool.leave), so it is counted once.
+	p.mu.Lock()
+	set, g := p.set.Load(), p.gone
+	p.mu.Unlock()
+	ws := set.all
+	s := Stats{
+		Workers:      len(set.active),
+		Retiring:     len(ws) - len(set.active),
+		Abandoned:    p.abandoned.Load(),
+		Completed:    g.completed,
+		Panicked:     g.panicked,
+		SkippedGroup: g.skippedGroup,
+		SkippedCtx:   g.skippedCtx,
+		Stolen:       g.stolen,
+		Parks:        g.parks,
+		Wakes:        g.wakes,
+		SpinHits:     g.spinHits,
+	}
+	// Downstream first: a task moves queue -> taken -> completed or
+	// skipped, so reading those before taken and taken before the queue
+	// keeps Submitted >= Taken >= Completed + Skipped in every snapshot.
+	taken := g.taken
+	for _, w := range ws {
 		s.Completed += w.completed.load()
 		s.Panicked += w.panicked.load()
+		s.SkippedGroup += w.skippedGroup.load()
+		s.SkippedCtx += w.skippedCtx.load()
 	}
-	for _, w := range p.workers {
+	s.Skipped = s.SkippedGroup + s.SkippedCtx
+	for _, w := range ws {
 		taken += w.taken.load()
 		s.Stolen += w.stolen.load()
 		wakes := w.wakes.load() // before parks: a snapshot never shows wakes > parks
@@ -64,7 +103,7 @@ func (p *Pool) Stats() Stats {
 			s.Parked++
 		}
 	}
-	for _, w := range p.workers {
+	for _, w := range ws {
 		s.QueueDepth += w.q.Len()
 	}
 	s.Submitted = taken + s.Abandoned + uint64(s.QueueDepth)

@@ -2,6 +2,7 @@ package pool
 
 import (
 	"context"
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"sync"
@@ -130,7 +131,7 @@ func TestParallelWake(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			p := New(c.cfg)
 			defer p.Close()
-			n := len(p.workers)
+			n := len(p.workersNow())
 			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 			defer cancel()
 			// A barrier that gives up with ctx, so that a failure reports
@@ -172,6 +173,40 @@ func TestParallelWake(t *testing.T) {
 						t.Fatalf("round %d: call %d: %v, %v: not every parked worker woke; %+v", round, i, v, err, p.Stats())
 					}
 				}
+			}
+		})
+	}
+}
+
+// TestStealWakesClaimedWorker: two workers, a Call to warm them, then two
+// tasks, the first of which blocks until the second runs. The second
+// must wake the idle worker. When publishers rang one doorbell shared by
+// the workers, Notify could wake a worker other than the one whose idle
+// bit was claimed, and the claimed one slept on with its bit clear: the
+// second task then waited behind the first for good (seen under -race in
+// most runs of 300 rounds). See sleepers.go.
+func TestStealWakesClaimedWorker(t *testing.T) {
+	watchdog(t, 60*time.Second)
+	for _, c := range []Config{{Workers: 2}, {Workers: 2, QueueSize: 1}, {Workers: 3}} {
+		t.Run(fmt.Sprintf("w%d-q%d", c.Workers, c.QueueSize), func(t *testing.T) {
+			for round := range scale(300) {
+				p := New(c)
+				tk := NewTask(p, func(x int) int { return x * 2 })
+				ctx := context.Background()
+				if round%2 == 0 {
+					tk.Call(4).Wait(ctx)
+				}
+				second := make(chan struct{})
+				first := make(chan struct{})
+				p.Go(func() { close(first); <-second })
+				<-first
+				p.Go(func() { close(second) })
+				select {
+				case <-second:
+				case <-time.After(10 * time.Second):
+					t.Fatalf("round %d: the second task never ran while a worker was idle: %+v", round, p.Stats())
+				}
+				p.Close()
 			}
 		})
 	}

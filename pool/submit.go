@@ -12,7 +12,7 @@ import (
 // Submit runs fn on p and returns its future. It waits for room while the
 // queues are full; if ctx ends first, fn never runs and Wait returns
 // ctx.Err(). A call still queued when ctx ends is given up the same way
-// when a worker reaches it. Otherwise Wait returns what fn returned (its
+// when a worker reaches it (Stats counts it in SkippedCtx, not Completed). Otherwise Wait returns what fn returned (its
 // error unchanged, so errors.Is and errors.As see it), a *PanicError with
 // the stack if fn panicked, or ErrClosed if the pool was closed.
 //
@@ -30,6 +30,9 @@ func Submit[T any](ctx context.Context, p *Pool, fn func() (T, error)) Future[T]
 	}
 	if ctx == nil {
 		panic("pool: Submit with a nil context")
+	}
+	if p == nil {
+		panic("pool: Submit with a nil *Pool")
 	}
 	s := cacheFor[T](p).get()
 	f := s.future()
@@ -68,14 +71,15 @@ func (s *fnSlot[T]) pool() *Pool        { return s.cache.p }
 
 // run gives the call up if its context has ended, else calls fn and hands
 // the result out at once, as a Task call's run does.
-func (s *fnSlot[T]) run(w *worker) (done uint64) {
+func (s *fnSlot[T]) run(w *worker) (done uint64) { // 0: skipped
 	done = 1 // what a recovered panic returns too
 	fn, ctx := s.fn, s.ctx
 	s.fn, s.ctx = nil, nil
 	if err := ctx.Err(); err != nil {
 		var zero T
 		s.finish(zero, err)
-		return 1
+		w.skippedCtx.inc()
+		return 0
 	}
 	returned := false
 	defer func() {

@@ -223,8 +223,8 @@ func TestSubmitShutdownAbandons(t *testing.T) {
 }
 
 // TestFutureDone: Done is closed once the result is ready, for Submit and
-// Task.Call futures; after the value is taken; for a refused call and the
-// zero Future. Copies share the channel.
+// Task.Call futures; after the value is taken; for a refused call. The
+// zero Future's is nil. Copies share the channel.
 func TestFutureDone(t *testing.T) {
 	watchdog(t, 10*time.Second)
 	p := New(Config{Workers: 1})
@@ -238,8 +238,8 @@ func TestFutureDone(t *testing.T) {
 			return false
 		}
 	}
-	if !isClosed(Future[int]{}.Done()) {
-		t.Fatal("zero Future's Done is open")
+	if c := (Future[int]{}).Done(); c != nil {
+		t.Fatal("zero Future's Done is not nil") // a nil channel: see TestZeroFuture
 	}
 
 	g := newGate()
@@ -303,4 +303,59 @@ func TestFutureDoneRace(t *testing.T) {
 			wg.Wait()
 		}
 	})
+}
+
+// TestCallContext: CallContext gives up when its context ends while the
+// queues are full (fn does not run, the Future reports ctx.Err(), nothing
+// is counted as submitted); with room it is Call; on a closed pool its
+// Future reports ErrClosed.
+func TestCallContext(t *testing.T) {
+	watchdog(t, 20*time.Second)
+	for _, c := range []Config{{Workers: 1, QueueSize: 1}, {Workers: 2, QueueSize: 1}, {Workers: 2, QueueSize: 1, NoSteal: true}} {
+		t.Run(fmt.Sprintf("w%d-nosteal=%v", c.Workers, c.NoSteal), func(t *testing.T) {
+			p := New(c)
+			var ran atomic.Int32
+			tk := NewTask(p, func(x int) int { ran.Add(1); return x * 2 })
+			ctx := context.Background()
+			if v, err := tk.CallContext(ctx, 4).Wait(ctx); v != 8 || err != nil {
+				t.Fatalf("CallContext with room = %v, %v", v, err)
+			}
+			g := newGate()
+			for range c.Workers {
+				p.Go(g.block)
+			}
+			for range c.Workers {
+				<-g.entered
+			}
+			for p.TryGo(func() {}) { // fill every queue
+			}
+			before := p.Stats()
+			cctx, cancel := context.WithTimeout(ctx, 5*time.Millisecond)
+			defer cancel()
+			f := tk.CallContext(cctx, 1)
+			if cctx.Err() == nil {
+				t.Fatal("CallContext returned before its context ended, with every queue full")
+			}
+			if _, err := f.Wait(ctx); !errors.Is(err, context.DeadlineExceeded) {
+				t.Fatalf("given-up call's Wait = %v", err)
+			}
+			if _, err := f.Wait(ctx); !errors.Is(err, ErrFutureUsed) {
+				t.Fatalf("second Wait = %v", err) // the slot was recycled
+			}
+			if s := p.Stats(); s.Submitted != before.Submitted {
+				t.Fatalf("Submitted %d -> %d: a given-up call was counted", before.Submitted, s.Submitted)
+			}
+			close(g.release)
+			if v, err := tk.CallContext(ctx, 5).Wait(ctx); v != 10 || err != nil {
+				t.Fatalf("CallContext after the queues drained = %v, %v", v, err)
+			}
+			p.Close()
+			if n := ran.Load(); n != 2 {
+				t.Fatalf("fn ran %d times, want 2", n)
+			}
+			if _, err := tk.CallContext(ctx, 6).Wait(ctx); !errors.Is(err, ErrClosed) {
+				t.Fatalf("CallContext on a closed pool = %v", err)
+			}
+		})
+	}
 }

@@ -1,6 +1,7 @@
 package pool
 
 import (
+	"context"
 	"fmt"
 	"sync"
 	"sync/atomic"
@@ -66,7 +67,10 @@ func NewTask[In, Out any](p *Pool, fn func(In) Out) *Task[In, Out] {
 	if fn == nil {
 		panic("pool: NewTask of nil func")
 	}
-	n := len(p.workers) * p.workers[0].q.Cap()
+	if p == nil {
+		panic("pool: NewTask with a nil *Pool")
+	}
+	n := len(p.workersNow()) * p.qs
 	t := &Task[In, Out]{p: p, fn: fn}
 	t.free.ring = knit.NewMPMC[*slot[In, Out]](min(max(n, 64), maxFreeSlots))
 	return t
@@ -158,6 +162,36 @@ func (t *Task[In, Out]) Call(in In) Future[Out] {
 	if t.p.submit(s, true) != nil {
 		s.refuse()
 		return Future[Out]{gen: genClosed}
+	}
+	return f
+}
+
+// CallContext is Call bounded by ctx, as net.Dialer's DialContext is
+// Dial: while the queues are full it waits for room only until ctx ends,
+// and then gives the call up: fn does not run on in, and the Future's
+// Wait returns ctx.Err(). A ctx already done when CallContext is called
+// does nothing but that. Once accepted the call runs, even if ctx ends
+// before a worker takes it (as with GoContext). Once the pool is closed
+// the Future's Wait gives ErrClosed. Like Call, it allocates nothing in
+// the steady state.
+func (t *Task[In, Out]) CallContext(ctx context.Context, in In) Future[Out] {
+	if ctx == nil {
+		panic("pool: CallContext with a nil context")
+	}
+	s := t.get()
+	s.in = in
+	f := s.future()
+	if err := t.p.submitCtx(ctx, s); err != nil {
+		if err == ErrClosed {
+			s.refuse()
+			return Future[Out]{gen: genClosed}
+		}
+		// Given up: the slot carries ctx's error to the Future, whose
+		// Wait recycles it as it would a result.
+		var zero In
+		s.in = zero
+		var out Out
+		s.finish(out, err)
 	}
 	return f
 }

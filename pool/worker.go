@@ -17,8 +17,8 @@ import (
 type worker struct {
 	_ [knit.CacheLineSize]byte
 
-	// bell is this worker's own doorbell, used when stealing is off:
-	// the worker parks here and submitters to q ring it.
+	// bell is this worker's own doorbell: the worker parks here, and a
+	// publisher that claims its idle bit rings it (see sleepers.go).
 	bell knit.Event
 	_    [knit.CacheLineSize]byte
 
@@ -31,7 +31,14 @@ type worker struct {
 	parks     counter // parks != wakes: the worker is parked (or about to park) on its doorbell
 	wakes     counter
 	spinHits  counter
-	pinned    atomic.Bool // the worker's thread is pinned to cpu
+	// Tasks taken and not run, because their group or Map had failed, or
+	// their context had ended (see Stats.Skipped).
+	skippedGroup counter
+	skippedCtx   counter
+	pinned       atomic.Bool // the worker's thread is pinned to cpu
+	// retiring says Resize removed the worker: its queue is closed, and
+	// it leaves once it has run what the queue holds (see resize.go).
+	retiring atomic.Bool
 	// nestEv is the event the worker parks on in a wait of its own (see
 	// help.go), nil outside one; publishers that claim its nested bit
 	// ring it.
@@ -45,25 +52,27 @@ type worker struct {
 	carry []job
 	_     [knit.CacheLineSize]byte
 
-	// Read-only after New.
+	// Read-only.
 	p   *Pool
 	q   *knit.MPMC[job] // this worker's queue: the owner and thieves pop, submitters push
 	id  int
-	cpu int // CPU to pin to, or -1
+	cpu int      // CPU to pin to, or -1
+	blk *idBlock // the block of id: its bits, goroutine slot and registry entry
+	bit uint64   // 1 << (id % 64): its bit in blk's words
 }
 
 // main is the worker goroutine. started is nil for a replacement (after
 // a task called runtime.Goexit).
 func (w *worker) main(started *sync.WaitGroup) {
 	release := w.pin()
-	w.p.gids[w.id].Store(curg())
+	w.blk.gids[w.id%64].Store(curg())
 	if started != nil {
 		started.Done()
 	}
 	normal := false
 	defer func() {
 		// Before this goroutine can end and its identity be reused.
-		w.p.gids[w.id].Store(0)
+		w.blk.gids[w.id%64].Store(0)
 		// Unpin before the goroutine ends, so its thread goes back to the
 		// runtime with the process's mask.
 		if release != nil {
@@ -77,7 +86,7 @@ func (w *worker) main(started *sync.WaitGroup) {
 			go w.main(nil)
 			return
 		}
-		w.p.workerExited()
+		w.p.workerExited(w)
 	}()
 	for len(w.carry) > 0 {
 		j := w.carry[0]
@@ -103,7 +112,8 @@ func (w *worker) pin() func() {
 	return release
 }
 
-// loop runs tasks until the pool is closed and drained (or abandoned).
+// loop runs tasks until the pool is closed and drained (or abandoned),
+// or until Resize removes the worker and its queue has been run dry.
 //
 // The idle order is Knitting's. A task's result goes out first: run
 // completes its future and rings the caller's doorbell as soon as the
@@ -118,24 +128,29 @@ func (w *worker) pin() func() {
 func (w *worker) loop() {
 	p := w.p
 	bell := &w.bell
-	if p.steal {
-		bell = &p.bell
-	}
 	for {
+		if w.retiring.Load() {
+			w.runDry()
+			return
+		}
 		if j := w.next(); j != nil {
 			w.run(j)
 			continue
 		}
-		if p.spin > 0 {
-			if j := w.spinForWork(p.spin); j != nil {
+		if spin := p.set.Load().spin; spin > 0 {
+			if j := w.spinForWork(spin); j != nil {
 				w.spinHits.inc()
 				w.run(j)
 				continue
 			}
 		}
 		t := bell.Prepare()
-		p.asleep.set(w.id) // after Prepare, before the re-check: see bell.go
+		w.blk.asleep.set(w.bit) // after Prepare, before the re-check: see sleepers.go
 		storeLoadFence()
+		if w.retiring.Load() { // Resize stores it, then rings
+			bell.Cancel(t)
+			continue
+		}
 		if j := w.next(); j != nil {
 			bell.Cancel(t)
 			w.run(j)
@@ -148,7 +163,11 @@ func (w *worker) loop() {
 			// submitter still writing a position it claimed before
 			// Close); that submitter's ring woke one worker, perhaps this
 			// one, and nobody else would ring again.
-			bell.NotifyAll()
+			for _, o := range p.set.Load().all {
+				if o != w {
+					o.bell.NotifyAll()
+				}
+			}
 			return
 		}
 		w.parks.inc()
@@ -158,8 +177,9 @@ func (w *worker) loop() {
 }
 
 // next takes a task: from the worker's own queue, else, when stealing,
-// from the other queues, starting with the next worker's so that thieves
-// fan out. It returns nil when there is none or the pool is abandoning.
+// from the other queues (retiring workers' included), starting from the
+// worker's id so that thieves fan out. It returns nil when there is none
+// or the pool is abandoning.
 func (w *worker) next() job {
 	p := w.p
 	if p.state.Load() == stateAbandon {
@@ -169,12 +189,16 @@ func (w *worker) next() job {
 		w.popped(w.q)
 		return j
 	}
-	if !p.steal {
+	s := p.set.Load()
+	if !s.steal {
 		return nil
 	}
-	n := len(p.workers)
-	for k := 1; k < n; k++ {
-		v := p.workers[(w.id+k)%n]
+	n := len(s.all)
+	for k := 1; k <= n; k++ {
+		v := s.all[(w.id+k)%n]
+		if v == w {
+			continue
+		}
 		if j, ok := v.q.TryPop(); ok {
 			w.stolen.inc()
 			w.popped(v.q)
@@ -222,7 +246,7 @@ func (w *worker) spinForWork(budget time.Duration) job {
 			}
 			knit.Pause(spinPause)
 		}
-		if w.p.state.Load() != stateOpen {
+		if w.p.state.Load() != stateOpen || w.retiring.Load() {
 			return nil
 		}
 		el := time.Since(start)
@@ -252,15 +276,33 @@ const spinYield = 10 * time.Microsecond
 // Len counts positions a producer claimed before Close and is still
 // writing, so such a task is waited for, not left behind.
 func (w *worker) drained() bool {
-	if !w.p.steal {
+	s := w.p.set.Load()
+	if !s.steal {
 		return w.q.Len() == 0
 	}
-	for _, o := range w.p.workers {
+	for _, o := range s.all {
 		if o.q.Len() != 0 {
 			return false
 		}
 	}
 	return true
+}
+
+// runDry runs what a retiring worker's queue holds, then returns: the
+// queue was closed before the worker was marked retiring, so once Len is
+// zero nothing more can arrive. It stops early if Shutdown abandons the
+// queue.
+func (w *worker) runDry() {
+	for w.q.Len() > 0 && w.p.state.Load() != stateAbandon {
+		if j, ok := w.q.TryPop(); ok {
+			w.popped(w.q)
+			w.run(j)
+		} else {
+			// A submitter claimed a position before Close and is still
+			// writing it, or a thief is mid-pop.
+			runtime.Gosched()
+		}
+	}
 }
 
 // run executes one task and counts it. Panics are recovered inside
