@@ -321,3 +321,34 @@ func TestSelectZeroCase(t *testing.T) {
 		}()
 	}
 }
+
+// TestSelectFairness: among cases that are always ready, each gets its
+// turn: Select stays on the case that fired for a bounded streak, then
+// moves on, so over many Selects every ready case fires about as often.
+func TestSelectFairness(t *testing.T) {
+	const n, rounds = 3, 3000
+	qs := make([]*MPMC[int], n)
+	var v int
+	cases := make([]Case, n)
+	for i := range qs {
+		qs[i] = NewMPMC[int](4)
+		cases[i] = Recv(qs[i], &v)
+	}
+	sel := NewSelector(cases...)
+	var fired [n]int
+	for range rounds {
+		for _, q := range qs {
+			q.TryPush(1) // every case ready before each Select
+		}
+		i, err := sel.Select(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		fired[i]++
+	}
+	for i, f := range fired {
+		if f < rounds/n*8/10 || f > rounds/n*12/10 {
+			t.Fatalf("case %d fired %d of %d times with all %d ready: %v", i, f, rounds, n, fired)
+		}
+	}
+}
