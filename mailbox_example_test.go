@@ -3,6 +3,7 @@ package knit_test
 import (
 	"context"
 	"fmt"
+	"math"
 	"sync"
 
 	"github.com/knit-go/knit"
@@ -39,7 +40,7 @@ func ExampleMailbox() {
 		last[m.from] = m.n
 		total++
 	}
-	fmt.Println(total, inbox.Cap() > 1<<62)
+	fmt.Println(total, inbox.Cap() == math.MaxInt)
 	// Output: 3000 true
 }
 

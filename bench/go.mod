@@ -6,6 +6,7 @@ require (
 	github.com/Workiva/go-datastructures v1.1.7
 	github.com/alitto/pond/v2 v2.7.1
 	github.com/anishathalye/porcupine v1.3.1
+	github.com/bytedance/gopkg v0.1.4
 	github.com/gammazero/workerpool v1.3.0
 	github.com/golang-jwt/jwt/v5 v5.3.1
 	github.com/google/go-cmp v0.7.0

@@ -23,7 +23,8 @@ var mailboxSuite = harness.Suite{
 	Description: "unbounded MPSC inbox: knit Mailbox against xsync UMPSCQueue (reference), with P producers " +
 		"and one consumer. A buffered channel and knit MPSC (capacity 1024) are bounded: their producers wait " +
 		"while full, which an unbounded queue never does. Limit: one atomic add per item on a word shared by " +
-		"the producers, and one on the consumer's.",
+		"the producers, and one on the consumer's. bytedance's lscq (unbounded MPMC, amd64 and arm64) is drained " +
+		"by a try loop, as it cannot wait.",
 	Unit: "item",
 	Ref:  mailboxRef,
 	Rows: mailboxRows,
@@ -59,6 +60,7 @@ func mailboxRows(cfg harness.Config) []harness.Row {
 			return startRingContended(knit.NewMPSC[uint64](ringCap), p, 1)
 		})
 		row("limit: atomic add on two shared words", func() harness.Bench { return startAddContended(p, 1) })
+		rows = append(rows, lscqRow(g, p)...)
 	}
 	return rows
 }

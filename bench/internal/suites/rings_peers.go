@@ -69,6 +69,8 @@ func peerContendedRows(g string, p int) []harness.Row {
 		row("xsync MPMCQueue, try loops", func() harness.Bench { return xsyncMPMCContended(p, p) }),
 		row("knit MPSC, try loops (1 consumer)", func() harness.Bench { return knitTryContended(knit.NewMPSC[uint64](ringCap), p, 1) }),
 		row("xsync MPMCQueue, try loops (1 consumer)", func() harness.Bench { return xsyncMPMCContended(p, 1) }),
+		row("knit SPMC, try loops (1 producer)", func() harness.Bench { return knitTryContended(knit.NewSPMC[uint64](ringCap), 1, p) }),
+		row("xsync MPMCQueue, try loops (1 producer)", func() harness.Bench { return xsyncMPMCContended(1, p) }),
 	}
 }
 
