@@ -419,8 +419,13 @@ func (s *workerSet) ringAsleep(n int) {
 				k := bits.TrailingZeros64(got)
 				got &= got - 1
 				if v := b.ws[k].Load(); v != nil {
+					// A worker whose bit was set but that is no longer
+					// registered has left its park (to run a task) and
+					// takes no wake: this ring is not a delivery, and
+					// the next bit gets it.
+					registered := v.bell.Waiters() != 0
 					v.bell.Notify(1)
-					if !v.retiring.Load() {
+					if registered && !v.retiring.Load() {
 						n--
 					}
 				}

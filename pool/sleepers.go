@@ -25,8 +25,13 @@ import (
 // Wait, the Wait returns; if not, it sets its bit again before it next
 // sleeps. So a parked worker's bit is set, and a publish that finds no
 // bit set finds no worker parked: every worker is awake and looks at the
-// queues before it parks. A bit left set by a worker that found work
-// instead of sleeping costs one spare ring later.
+// queues before it parks. A worker that finds work in its re-check
+// clears its own bit as it cancels the park (worker.unpark): left set, it
+// would draw a ring that this busy worker cannot answer while an idle one
+// sleeps on, which a task waiting for a later task turns into a hang
+// (TestStealWakesClaimedWorker, in the CI's flake hunt). A ring whose
+// claimed worker is no longer registered on its doorbell is not counted
+// as delivered, and goes to the next set bit (workerSet.ringAsleep).
 //
 // Why the ring goes to the claimed worker's doorbell, not to one shared
 // by the workers: Notify on a shared Event wakes some sleeper, not

@@ -148,11 +148,11 @@ func (w *worker) loop() {
 		w.blk.asleep.set(w.bit) // after Prepare, before the re-check: see sleepers.go
 		storeLoadFence()
 		if w.retiring.Load() { // Resize stores it, then rings
-			bell.Cancel(t)
+			w.unpark(t)
 			continue
 		}
 		if j := w.next(); j != nil {
-			bell.Cancel(t)
+			w.unpark(t)
 			w.run(j)
 			continue
 		}
@@ -174,6 +174,16 @@ func (w *worker) loop() {
 		_ = bell.Wait(context.Background(), t, p.park) // no deadline: only a ring ends it
 		w.wakes.inc()
 	}
+}
+
+// unpark cancels a park the re-check made unnecessary, and clears the
+// worker's idle bit: a bit left set on a worker about to run a task
+// would draw the next submitter's ring (a ring goes to the worker whose
+// bit it claims), and a task that waits for another would leave that
+// one queued beside an idle worker nobody rang.
+func (w *worker) unpark(t knit.Ticket) {
+	w.bell.Cancel(t)
+	w.blk.asleep.unmark(w.bit)
 }
 
 // next takes a task: from the worker's own queue, else, when stealing,
