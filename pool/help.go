@@ -2,7 +2,6 @@ package pool
 
 import (
 	"context"
-	"math/bits"
 	"sync/atomic"
 
 	"github.com/knit-go/knit"
@@ -145,29 +144,18 @@ func (w *worker) nestLeave() {
 // too: it steals while it waits). A bit of a worker that has left names
 // nobody and is not counted.
 func (s *workerSet) ringNested(n int) {
-	for _, b := range s.blocks {
-		for n > 0 {
-			got := b.nested.claimBits(n)
-			if got == 0 {
-				break
-			}
-			for got != 0 {
-				k := bits.TrailingZeros64(got)
-				got &= got - 1
-				if v := b.ws[k].Load(); v != nil {
-					v.ringNest()
-					n--
-				}
-			}
-		}
-	}
+	s.ringClaimed(n, func(b *idBlock) *sleeperWord { return &b.nested }, (*worker).ringNest)
 }
 
-// ringNest rings the event w is parked on in its own wait, if any still.
-func (w *worker) ringNest() {
-	if ev := w.nestEv.Load(); ev != nil {
+// ringNest rings the event w is parked on in its own wait, if any still,
+// and reports whether there was one: a worker that has left its wait
+// takes no wake, and ringNested then rings the next bit.
+func (w *worker) ringNest() bool {
+	ev := w.nestEv.Load()
+	if ev != nil {
 		ev.NotifyAll()
 	}
+	return ev != nil
 }
 
 // wakeNested rings every worker parked in a wait of its own (Shutdown's

@@ -409,25 +409,31 @@ func (p *Pool) beginClose() {
 // reaches the one that has slept longer, while highest-first keeps
 // waking one worker, which steals the task at the cost of a pop.
 func (s *workerSet) ringAsleep(n int) {
+	s.ringClaimed(n, func(b *idBlock) *sleeperWord { return &b.asleep }, func(v *worker) bool {
+		// A worker whose bit was set but that is no longer registered
+		// has left its park (to run a task) and takes no wake: this ring
+		// is not a delivery, and the next bit gets it.
+		registered := v.bell.Waiters() != 0
+		v.bell.Notify(1)
+		return registered && !v.retiring.Load()
+	})
+}
+
+// ringClaimed claims set bits of each block's word and rings their
+// workers until n rings were deliveries (ring reports whether its was)
+// or no bit is left.
+func (s *workerSet) ringClaimed(n int, word func(*idBlock) *sleeperWord, ring func(*worker) bool) {
 	for _, b := range s.blocks {
 		for n > 0 {
-			got := b.asleep.claimBits(n)
+			got := word(b).claimBits(n)
 			if got == 0 {
 				break
 			}
 			for got != 0 {
 				k := bits.TrailingZeros64(got)
 				got &= got - 1
-				if v := b.ws[k].Load(); v != nil {
-					// A worker whose bit was set but that is no longer
-					// registered has left its park (to run a task) and
-					// takes no wake: this ring is not a delivery, and
-					// the next bit gets it.
-					registered := v.bell.Waiters() != 0
-					v.bell.Notify(1)
-					if registered && !v.retiring.Load() {
-						n--
-					}
+				if v := b.ws[k].Load(); v != nil && ring(v) {
+					n--
 				}
 			}
 		}
