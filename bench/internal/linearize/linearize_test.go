@@ -156,7 +156,7 @@ func opsPer(roles []Role) int { return 120 / len(roles) }
 func TestKnitRings(t *testing.T) {
 	for _, rc := range ringCases {
 		t.Run(rc.name, func(t *testing.T) {
-			var strictRejects, strictChecked, overlapped, total int
+			var strictRejects, strictChecked, overlapped, total, unknown int
 			for h := range histories() {
 				c := caps[h%len(caps)]
 				var q Queue
@@ -182,14 +182,24 @@ func TestKnitRings(t *testing.T) {
 				}
 				overlapped += Overlapping(ops)
 				total += len(ops)
-				if res := CheckRing(ops, c, checkTimeout); res != porcupine.Ok {
+				res := CheckRing(ops, c, checkTimeout)
+				if res == porcupine.Unknown && rc.unbounded {
+					// The unbounded model's search can outgrow the
+					// check's time on some histories (pushes never fail,
+					// so every producer's ops stay in flight together);
+					// Unknown is no violation, which is Illegal. A few
+					// are allowed, counted below.
+					unknown++
+					continue
+				}
+				if res != porcupine.Ok {
 					t.Fatalf("history %d (cap %d): ring model says %v\n%s", h, c, res, Format(ops))
 				}
 				if maxBatch != 0 {
 					continue
 				}
 				strictChecked++
-				res := CheckFIFO(ops, c, checkTimeout)
+				res = CheckFIFO(ops, c, checkTimeout)
 				switch {
 				case rc.strict && res != porcupine.Ok:
 					t.Fatalf("history %d (cap %d): FIFO model says %v\n%s", h, c, res, Format(ops))
@@ -199,8 +209,11 @@ func TestKnitRings(t *testing.T) {
 					strictRejects++
 				}
 			}
-			t.Logf("%d histories, %d ops, %.0f%% overlapping another; strict FIFO model rejected %d of %d single-item histories",
-				histories(), total, 100*float64(overlapped)/float64(total), strictRejects, strictChecked)
+			if unknown > histories()/10 {
+				t.Fatalf("the ring model ran out of time on %d of %d histories", unknown, histories())
+			}
+			t.Logf("%d histories (%d unchecked: the check's time ran out), %d ops, %.0f%% overlapping another; strict FIFO model rejected %d of %d single-item histories",
+				histories(), unknown, total, 100*float64(overlapped)/float64(total), strictRejects, strictChecked)
 		})
 	}
 }
