@@ -277,20 +277,9 @@ none:
 	MOVQ $0, ret+32(FP)
 	RET
 
-// Publication (the rings' release stores and the fence a fenced bell adds),
-// called from Go; see publish in ring.go.
-
-// func storeRel(p *atomic.Uint64, v uint64)
-// A plain MOV is a release store under x86-TSO: it becomes visible after
-// every earlier store of this thread and is never reordered before an
-// earlier load. The loads that pair with it are sync/atomic Loads (MOV):
-// TSO keeps a thread's loads in order, so a reader that sees v sees what
-// was written before it.
-TEXT ·storeRel(SB), NOSPLIT, $0-16
-	MOVQ p+0(FP), AX
-	MOVQ v+8(FP), BX
-	MOVQ BX, (AX)
-	RET
+// Publication (the relaxed publish and the fence a fenced bell adds),
+// called from Go; see publish in ring.go. The plain release store is
+// internal/relstore's.
 
 // func publishRelaxed(p *atomic.Uint64, v uint64, mode *atomic.Uint32)
 // The release store, then the mode again (TSO keeps that load after the

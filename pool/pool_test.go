@@ -3,6 +3,7 @@ package pool
 import (
 	"context"
 	"errors"
+	"fmt"
 	"runtime"
 	"strings"
 	"sync"
@@ -598,5 +599,55 @@ func TestDoneContextDoesNothing(t *testing.T) {
 	}
 	if n := ran.Load(); n != 0 {
 		t.Errorf("%d functions ran from calls with a done ctx", n)
+	}
+}
+
+// TestRoomWakes: producers that outrun the workers wait for room, and a
+// worker rings them once it has popped half a queue since it saw them
+// waiting (worker.popped). With queues of 1, 2 and 4, one to three
+// workers and more producers than workers, every task runs: a ring that
+// came too late, or never, leaves a producer asleep beside empty queues,
+// and the watchdog fires.
+func TestRoomWakes(t *testing.T) {
+	watchdog(t, 60*time.Second)
+	for _, qs := range []int{1, 2, 4} {
+		for _, w := range []int{1, 2, 3} {
+			for _, noSteal := range []bool{false, true} {
+				t.Run(fmt.Sprintf("q%d-w%d-nosteal=%v", qs, w, noSteal), func(t *testing.T) {
+					p := New(Config{Workers: w, QueueSize: qs, NoSteal: noSteal})
+					defer p.Close()
+					const producers, each = 4, 3000
+					var ran atomic.Int64
+					var wg sync.WaitGroup
+					for range producers {
+						wg.Add(1)
+						go func() {
+							defer wg.Done()
+							for k := range each {
+								f := func() { ran.Add(1) }
+								if k%7 == 0 {
+									// A slower task now and then, so producers
+									// fill the queues and wait.
+									f = func() {
+										for range 200 {
+											_ = time.Now()
+										}
+										ran.Add(1)
+									}
+								}
+								if err := p.Go(f); err != nil {
+									t.Errorf("Go: %v", err)
+									return
+								}
+							}
+						}()
+					}
+					wg.Wait()
+					if !eventually(20*time.Second, func() bool { return ran.Load() == producers*each }) {
+						t.Fatalf("%d of %d tasks ran; stats %+v", ran.Load(), producers*each, p.Stats())
+					}
+				})
+			}
+		}
 	}
 }

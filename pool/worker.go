@@ -50,7 +50,11 @@ type worker struct {
 	// runtime.Goexit left for its replacement.
 	fr    batchFrame
 	carry []job
-	_     [knit.CacheLineSize]byte
+	// roomPops counts this goroutine's pops since it first saw a
+	// submitter waiting for room, that pop included; 0 while none waits
+	// (see popped).
+	roomPops int
+	_        [knit.CacheLineSize]byte
 
 	// Read-only.
 	p   *Pool
@@ -218,13 +222,30 @@ func (w *worker) next() job {
 	return nil
 }
 
-// popped counts a task taken from q and, if submitters wait for room and
-// q has drained to half, rings them. Waking them at every pop instead
-// would cost a wake per task once a producer outruns the workers.
+// popped counts a task taken from q and, once submitters have waited for
+// room through half a queue of this worker's pops, rings them. Waking them
+// at every pop would cost a wake per task once a producer outruns the
+// workers. The count is the worker's own: asking q how full it is (q.Len,
+// as before) read the producers' tail line at every pop while a submitter
+// waited, and the next push's CAS on tail then waited for that line.
+//
+// No waiter is left behind: a submitter sets roomWanted, then finds every
+// queue still full in its re-check, so a queue's worth of pops per queue
+// is still to come, and each of them reads the flag set (a pop that read
+// it clear freed a slot the re-check saw). Among W workers and W full
+// queues one worker makes at least a queue of those pops, and counts
+// every one: at least the half.
 func (w *worker) popped(q *knit.MPMC[job]) {
 	w.taken.inc()
 	storeLoadFence() // the pop that freed a slot, then the load of the flag
-	if p := w.p; p.roomWanted.Load() && q.Len() <= q.Cap()/2 && p.roomWanted.CompareAndSwap(true, false) {
+	p := w.p
+	if !p.roomWanted.Load() {
+		w.roomPops = 0
+		return
+	}
+	w.roomPops++
+	if w.roomPops >= max(q.Cap()/2, 1) && p.roomWanted.CompareAndSwap(true, false) {
+		w.roomPops = 0
 		p.room.NotifyAll()
 	}
 }

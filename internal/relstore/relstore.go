@@ -1,0 +1,19 @@
+// Package relstore is the release store: a store that makes every earlier
+// write of the storing goroutine visible to a reader that loads the
+// stored value (with sync/atomic), and that, unlike sync/atomic's Store,
+// does not wait for the cache line before the storer moves on.
+//
+// On amd64 sync/atomic's Store is an XCHG, a locked instruction that
+// drains the store buffer and waits for the line to be owned; under
+// x86-TSO a plain MOV is already a release, so Store is a MOV there
+// (relstore_amd64.s). On arm64 sync/atomic's Store is the STLR release
+// store itself, inlined. Elsewhere, under the race detector (which needs
+// sync/atomic's happens-before edges) and with -tags purego, Store is
+// sync/atomic's.
+//
+// A release store is not a fence: a later load of the same goroutine may
+// be satisfied before the store is visible (amd64's store buffer). Use it
+// where nothing depends on that order: a word one goroutine owns and
+// others only read (a counter), or a publication whose store-then-load
+// order is argued separately (knit's doorbell modes).
+package relstore
