@@ -10,6 +10,7 @@ import (
 	"sync/atomic"
 
 	"github.com/knit-go/knit"
+	"github.com/knit-go/knit/internal/relstore"
 )
 
 // job is what the queues carry: a Go task (goFunc) or a Call (*slot). Both
@@ -57,10 +58,12 @@ type Pool struct {
 	_ [knit.CacheLineSize]byte
 
 	// next is the round-robin submit target. Submitters update it with a
-	// load and a store, not an atomic add: a lost update only repeats a
-	// target, and with one submitter the line never leaves its cache.
-	next atomic.Uint32
-	_    [knit.CacheLineSize - 4]byte
+	// load and a release store, not an atomic add: a lost update only
+	// repeats a target, and with one submitter the line never leaves its
+	// cache. (sync/atomic's Store would be an XCHG on amd64, a locked
+	// instruction at every submit.)
+	next atomic.Uint64
+	_    [knit.CacheLineSize - 8]byte
 
 	// room is where submitters wait while every queue is full. Workers
 	// ring it only when the queue they popped from has drained to half
@@ -208,8 +211,8 @@ func (p *Pool) target() *worker {
 		return ws[0]
 	}
 	i := p.next.Load()
-	p.next.Store(i + 1)
-	return ws[i%uint32(len(ws))]
+	relstore.Store(&p.next, i+1)
+	return ws[i%uint64(len(ws))]
 }
 
 // submit queues j and rings whoever should wake (see ring). It returns
