@@ -574,6 +574,12 @@ func (s *Subscription[T]) popBatch(dst []T) int {
 
 func (b *Broadcast[T]) indices() (tail, head uint64) { return b.tail.Load(), b.gate }
 
+// One producer, and one goroutine per Subscription: no side is shared.
+func (b *Broadcast[T]) sharedPush() bool    { return false }
+func (b *Broadcast[T]) sharedPop() bool     { return false }
+func (s *Subscription[T]) sharedPush() bool { return false }
+func (s *Subscription[T]) sharedPop() bool  { return false }
+
 func (s *Subscription[T]) indices() (tail, head uint64) {
 	if s.b == nil {
 		return 0, 0

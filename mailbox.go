@@ -330,6 +330,10 @@ func (m *Mailbox[T]) indices() (tail, head uint64) {
 	return s.base.Load() + min(c&^closedBit, mailboxSegSize), m.head.Load()
 }
 
+// A push never blocks, and the consumer is one goroutine.
+func (m *Mailbox[T]) sharedPush() bool { return false }
+func (m *Mailbox[T]) sharedPop() bool  { return false }
+
 func (m *Mailbox[T]) pushN(vs []T) int    { return m.pushBatch(vs) }
 func (m *Mailbox[T]) popN(dst []T) int    { return m.popBatch(dst) }
 func (m *Mailbox[T]) bellsOf() *ringBells { return &m.bells }

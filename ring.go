@@ -422,6 +422,19 @@ type ringBells struct {
 	park     Park // read-only after construction
 }
 
+// yieldFirst: where several goroutines share the blocked side (MPMC's
+// both, MPSC's producers, SPMC's consumers), a blocked Push or Pop yields
+// its P once before it registers and sleeps. More goroutines than Ps
+// share a few Ps there, and the one that would unblock this one is often
+// runnable on this very P: a yield lets it run at once, where a sleep
+// costs a park and a wake. BenchmarkRingContended, blocking, 6 interleaved
+// runs on two CPUs: 2P2C MPMC 202 to 71 ns an item and 4P4C 200 to 105
+// ns (the channel: 91-97 ns). Where one goroutine owns the side (SPSC,
+// Words, a Mailbox's consumer, a Broadcast), the same yield cost SPSC
+// batch-1 streams 27% of their time and 87% more CPU (the consumer, alone
+// on its P, yields for nothing at every empty look), so they park at
+// once as before.
+
 // ringCore is the non-blocking half of a ring; the blocking loops below
 // are shared by every kind.
 type ringCore[T any] interface {
@@ -431,6 +444,10 @@ type ringCore[T any] interface {
 	pop() (T, status)
 	// indices loads tail and head, for a waiter's lastPark hint.
 	indices() (tail, head uint64)
+	// sharedPush and sharedPop report that several goroutines may push,
+	// or pop: a blocked one yields once before it sleeps (yieldFirst).
+	sharedPush() bool
+	sharedPop() bool
 }
 
 // pushSlow is Push after its fast attempt failed: register on notFull,
@@ -438,6 +455,7 @@ type ringCore[T any] interface {
 // re-check after prepare the guarantee that a slot freed in between is
 // not slept through.
 func pushSlow[T any](r ringCore[T], b *ringBells, ctx context.Context, v T) error {
+	yielded := !r.sharedPush() // see yieldFirst
 	for {
 		switch r.push(v) {
 		case stOK:
@@ -447,6 +465,11 @@ func pushSlow[T any](r ringCore[T], b *ringBells, ctx context.Context, v T) erro
 		}
 		if err := ctx.Err(); err != nil {
 			return err
+		}
+		if !yielded {
+			yielded = true
+			runtime.Gosched()
+			continue
 		}
 		_, head := r.indices()
 		t, fenced := b.notFull.prepare(head)
@@ -472,6 +495,7 @@ func pushSlow[T any](r ringCore[T], b *ringBells, ctx context.Context, v T) erro
 // popSlow is Pop after its fast attempt failed.
 func popSlow[T any](r ringCore[T], b *ringBells, ctx context.Context) (T, error) {
 	var zero T
+	yielded := !r.sharedPop() // see yieldFirst
 	for {
 		v, st := r.pop()
 		switch st {
@@ -482,6 +506,11 @@ func popSlow[T any](r ringCore[T], b *ringBells, ctx context.Context) (T, error)
 		}
 		if err := ctx.Err(); err != nil {
 			return zero, err
+		}
+		if !yielded {
+			yielded = true
+			runtime.Gosched()
+			continue
 		}
 		tail, _ := r.indices()
 		t, fenced := b.notEmpty.prepare(tail &^ closedBit)

@@ -397,6 +397,9 @@ func (r *seqRing[T]) poppedN(n int) { r.bells.notFull.Notify(n) }
 
 func (r *seqRing[T]) indices() (tail, head uint64) { return r.tail.Load(), r.head.Load() }
 
+func (r *seqRing[T]) sharedPush() bool { return !r.singleProducer }
+func (r *seqRing[T]) sharedPop() bool  { return !r.singleConsumer }
+
 func (r *seqRing[T]) tryPush(v T) bool { return r.push(v) == stOK }
 
 func (r *seqRing[T]) tryPop() (T, bool) {

@@ -176,6 +176,9 @@ func (q *SPSC[T]) popMiss(h uint64) status {
 
 func (q *spscCore) indices() (tail, head uint64) { return q.tail.Load(), q.head.Load() }
 
+func (q *spscCore) sharedPush() bool { return false }
+func (q *spscCore) sharedPop() bool  { return false }
+
 // TryPush adds v if there is room and the ring is open.
 func (q *SPSC[T]) TryPush(v T) bool { return q.push(v) == stOK }
 

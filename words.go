@@ -79,6 +79,9 @@ func (q *Words) pop() (uint64, status) {
 
 func (q *Words) indices() (tail, head uint64) { return q.r.indices() }
 
+func (q *Words) sharedPush() bool { return false }
+func (q *Words) sharedPop() bool  { return false }
+
 // wordsCheck passes a failed attempt's status through, panicking on the
 // one the assembly returns for a Words no constructor made (its slot
 // pointer is nil).
