@@ -428,8 +428,9 @@ type ringBells struct {
 // share a few Ps there, and the one that would unblock this one is often
 // runnable on this very P: a yield lets it run at once, where a sleep
 // costs a park and a wake. BenchmarkRingContended, blocking, 6 interleaved
-// runs on two CPUs: 2P2C MPMC 202 to 71 ns an item and 4P4C 200 to 105
-// ns (the channel: 91-97 ns). Where one goroutine owns the side (SPSC,
+// runs on two CPUs: 2P2C MPMC 181 to 95 ns an item, 4P4C 200 to 101 ns
+// (the channel: 88-91 ns); BENCHMARKS.md, "Blocking MPMC, after the
+// yield". Where one goroutine owns the side (SPSC,
 // Words, a Mailbox's consumer, a Broadcast), the same yield cost SPSC
 // batch-1 streams 27% of their time and 87% more CPU (the consumer, alone
 // on its P, yields for nothing at every empty look), so they park at
