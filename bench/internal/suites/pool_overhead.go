@@ -1,6 +1,7 @@
 package suites
 
 import (
+	"context"
 	"fmt"
 	"runtime"
 	"sync"
@@ -11,6 +12,7 @@ import (
 	conc "github.com/sourcegraph/conc/pool"
 	"golang.org/x/sync/errgroup"
 
+	"github.com/knit-go/knit"
 	"github.com/knit-go/knit/bench/internal/harness"
 	"github.com/knit-go/knit/pool"
 )
@@ -33,7 +35,8 @@ var poolSuite = harness.Suite{
 	Name: "pool",
 	Description: "Per-task overhead of a worker pool: submit n trivial tasks, wait until all ran; " +
 		"knit p.Go against go f() + WaitGroup, ants, pond, workerpool, conc and errgroup, all sized W workers " +
-		"(producers submit concurrently in the multi-producer groups). Target: knit at most 1/3 of the fastest peer.",
+		"(producers submit concurrently in the multi-producer groups), with the floor: a knit ring handing each task to one consumer goroutine. " +
+		"Target: knit at most 1/3 of the fastest peer.",
 	Unit:        "trivial task, submitted and run",
 	Ref:         refGoWG,
 	PlotRowsOnX: true,
@@ -100,6 +103,9 @@ func overheadRows(g overheadGroup) []harness.Row {
 			p := pool.New(pool.Config{Workers: w})
 			return &overheadBench{submit: p.Go, close: func() error { p.Close(); return nil }}, nil
 		}),
+		row("limit: knit ring of func(), one consumer goroutine", func() (*overheadBench, error) {
+			return ringHandoff(g.producers), nil
+		}),
 		row("ants/v2", func() (*overheadBench, error) {
 			p, err := ants.NewPool(w)
 			if err != nil {
@@ -139,6 +145,43 @@ func overheadRows(g overheadGroup) []harness.Row {
 				wait:   g.Wait,
 			}, nil
 		}),
+	}
+}
+
+// ringHandoff is the floor under every pool row: tasks handed to one
+// consumer goroutine that calls each, through a knit SPSC with one
+// producer (an MPSC with several), blocking Push and Pop. No pool can
+// hand a task over for less than a ring does, and this one has no queue
+// to steal from, no completion and no doorbell of its own.
+func ringHandoff(producers int) *overheadBench {
+	var push func(context.Context, func()) error
+	var pop func(context.Context) (func(), error)
+	var closeRing func()
+	if producers <= 1 {
+		q := knit.NewSPSC[func()](pool.DefaultQueueSize)
+		push, pop, closeRing = q.Push, q.Pop, q.Close
+	} else {
+		q := knit.NewMPSC[func()](pool.DefaultQueueSize)
+		push, pop, closeRing = q.Push, q.Pop, q.Close
+	}
+	exited := make(chan struct{})
+	go func() {
+		defer close(exited)
+		for {
+			f, err := pop(context.Background())
+			if err != nil {
+				return
+			}
+			f()
+		}
+	}()
+	return &overheadBench{
+		submit: func(f func()) error { return push(context.Background(), f) },
+		close: func() error {
+			closeRing()
+			<-exited
+			return nil
+		},
 	}
 }
 
