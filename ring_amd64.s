@@ -5,7 +5,9 @@
 
 // The Words ring (an SPSC[uint64]): push, pop and their batch forms. Field
 // offsets come from go_asm.h (spscCore_*); the slot slice follows the core
-// at spscCore__size.
+// at spscCore__size. Each side reads its own index from its private copy
+// (prodTail, consHead) and stores both the copy and the published index,
+// as SPSC's Go code does (spscCore).
 #define Q_BUF spscCore__size
 
 // The bells' modes, as publish (below, and ring.go) reads them: an index is
@@ -31,7 +33,7 @@
 // func wordPush(q *SPSC[uint64], v uint64) uint8
 TEXT ·wordPush(SB), NOSPLIT, $0-17
 	MOVQ q+0(FP), DI
-	MOVQ spscCore_tail(DI), AX
+	MOVQ spscCore_prodTail(DI), AX
 	BTQ  $63, AX
 	JCS  closed
 	MOVQ spscCore_mask(DI), R9
@@ -57,6 +59,7 @@ room:
 	MOVQ  v+8(FP), DX
 	MOVQ  DX, (R11)(R10*8)
 	INCQ  AX
+	MOVQ  AX, spscCore_prodTail(DI)
 
 	// Publish, as publish does: a release store of tail on a relaxed
 	// bell (and a fence if it left relaxed meanwhile), XCHG on a fenced
@@ -92,7 +95,7 @@ zero:
 // func wordPop(q *SPSC[uint64]) (v uint64, st uint8)
 TEXT ·wordPop(SB), NOSPLIT, $0-17
 	MOVQ q+0(FP), DI
-	MOVQ spscCore_head(DI), AX
+	MOVQ spscCore_consHead(DI), AX
 	CMPQ AX, spscCore_tailCache(DI)
 	JNE  have
 
@@ -126,6 +129,7 @@ have:
 	MOVQ (R11)(R9*8), R10
 	MOVQ R10, v+8(FP)
 	INCQ AX
+	MOVQ AX, spscCore_consHead(DI)
 
 	// Hand the slot back, publishing head as wordPush publishes tail.
 	CMPL  NOTFULL_MODE(DI), $const_modeRelaxed
@@ -154,7 +158,7 @@ TEXT ·wordPushBatch(SB), NOSPLIT, $0-40
 	MOVQ  Q_BUF(DI), R11
 	TESTQ R11, R11
 	JZ    none
-	MOVQ  spscCore_tail(DI), AX
+	MOVQ  spscCore_prodTail(DI), AX
 	BTQ   $63, AX
 	JCS   none
 	MOVQ  spscCore_mask(DI), R9
@@ -194,6 +198,7 @@ copy:
 
 	// Publish the batch: one store of tail, as in wordPush.
 	ADDQ  BX, AX
+	MOVQ  AX, spscCore_prodTail(DI)
 	CMPL  NOTEMPTY_MODE(DI), $const_modeRelaxed
 	JNE   xpush
 	MOVQ  AX, spscCore_tail(DI)
@@ -224,7 +229,7 @@ TEXT ·wordPopBatch(SB), NOSPLIT, $0-40
 	MOVQ  Q_BUF(DI), R11
 	TESTQ R11, R11
 	JZ    none
-	MOVQ  spscCore_head(DI), AX
+	MOVQ  spscCore_consHead(DI), AX
 	MOVQ  spscCore_tailCache(DI), CX
 	SUBQ  AX, CX
 	CMPQ  CX, BX
@@ -257,6 +262,7 @@ copy:
 
 	// Hand the slots back: one store of head, as in wordPop.
 	ADDQ  BX, AX
+	MOVQ  AX, spscCore_consHead(DI)
 	CMPL  NOTFULL_MODE(DI), $const_modeRelaxed
 	JNE   xpop
 	MOVQ  AX, spscCore_head(DI)

@@ -5,7 +5,9 @@
 
 // The Words ring (an SPSC[uint64]): push, pop and their batch forms. Field
 // offsets come from go_asm.h (spscCore_*); the slot slice follows the core
-// at spscCore__size.
+// at spscCore__size. Each side reads its own index from its private copy
+// (prodTail, consHead) and stores both the copy and the published index,
+// as SPSC's Go code does (spscCore).
 #define Q_BUF spscCore__size
 
 // Ordering (arm64 is weakly ordered, so each edge is explicit; on Apple
@@ -29,7 +31,7 @@
 // func wordPush(q *SPSC[uint64], v uint64) uint8
 TEXT ·wordPush(SB), NOSPLIT, $0-17
 	MOVD q+0(FP), R0
-	MOVD spscCore_tail(R0), R2 // our own store: no other writer
+	MOVD spscCore_prodTail(R0), R2 // our own copy: no other writer
 	TBNZ $63, R2, closed
 	MOVD spscCore_mask(R0), R5
 	MOVD spscCore_headCache(R0), R3
@@ -52,6 +54,7 @@ room:
 	MOVD v+8(FP), R9
 	MOVD R9, (R8)(R7<<3)
 	ADD  $1, R2, R10
+	MOVD R10, spscCore_prodTail(R0)
 
 	// Publish: release store of tail.
 	ADD  $spscCore_tail, R0, R1
@@ -78,7 +81,7 @@ zero:
 // func wordPop(q *SPSC[uint64]) (v uint64, st uint8)
 TEXT ·wordPop(SB), NOSPLIT, $0-17
 	MOVD q+0(FP), R0
-	MOVD spscCore_head(R0), R2 // our own store
+	MOVD spscCore_consHead(R0), R2 // our own copy
 	MOVD spscCore_tailCache(R0), R3
 	CMP  R3, R2
 	BNE  have
@@ -115,6 +118,7 @@ have:
 	MOVD (R8)(R7<<3), R9
 	MOVD R9, v+8(FP)
 	ADD  $1, R2, R2
+	MOVD R2, spscCore_consHead(R0)
 
 	// Hand the slot back: release store of head.
 	ADD  $spscCore_head, R0, R6
@@ -131,7 +135,7 @@ TEXT ·wordPushBatch(SB), NOSPLIT, $0-40
 	CBZ  R15, none
 	MOVD Q_BUF(R0), R8
 	CBZ  R8, none
-	MOVD spscCore_tail(R0), R2
+	MOVD spscCore_prodTail(R0), R2
 	TBNZ $63, R2, none
 	MOVD spscCore_mask(R0), R5
 	ADD  $1, R5, R13
@@ -167,6 +171,7 @@ copy:
 
 	// Publish the batch: one release store of tail.
 	ADD  R15, R2, R10
+	MOVD R10, spscCore_prodTail(R0)
 	ADD  $spscCore_tail, R0, R1
 	STLR R10, (R1)
 	MOVD R15, ret+32(FP)
@@ -184,7 +189,7 @@ TEXT ·wordPopBatch(SB), NOSPLIT, $0-40
 	CBZ  R15, none
 	MOVD Q_BUF(R0), R8
 	CBZ  R8, none
-	MOVD spscCore_head(R0), R2
+	MOVD spscCore_consHead(R0), R2
 	MOVD spscCore_tailCache(R0), R3
 	SUB  R2, R3, R16
 	CMP  R15, R16
@@ -216,6 +221,7 @@ copy:
 
 	// Hand the slots back: one release store of head.
 	ADD  R15, R2, R2
+	MOVD R2, spscCore_consHead(R0)
 	ADD  $spscCore_head, R0, R6
 	STLR R2, (R6)
 	MOVD R15, ret+32(FP)

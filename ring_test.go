@@ -153,17 +153,31 @@ func TestRingCapacity(t *testing.T) {
 // a cache line apart, and a line away from the start of the struct.
 func TestRingLayout(t *testing.T) {
 	var s SPSC[int]
-	if off := unsafe.Offsetof(s.tail); off < uintptr(CacheLineSize) {
-		t.Errorf("SPSC.tail at %d, within the first line (%d B)", off, CacheLineSize)
+	// In order: the producer's private line, the published tail, the
+	// consumer's private line, the published head, then the rest.
+	words := []struct {
+		name string
+		off  uintptr
+	}{
+		{"prodTail", unsafe.Offsetof(s.prodTail)},
+		{"tail", unsafe.Offsetof(s.tail)},
+		{"consHead", unsafe.Offsetof(s.consHead)},
+		{"head", unsafe.Offsetof(s.head)},
+		{"bells", unsafe.Offsetof(s.bells)},
 	}
-	if d := unsafe.Offsetof(s.head) - unsafe.Offsetof(s.tail); d < uintptr(CacheLineSize) {
-		t.Errorf("SPSC head-tail distance %d < line %d", d, CacheLineSize)
+	if off := words[0].off; off < uintptr(CacheLineSize) {
+		t.Errorf("SPSC.prodTail at %d, within the first line (%d B)", off, CacheLineSize)
 	}
-	if d := unsafe.Offsetof(s.buf) - unsafe.Offsetof(s.head); d < uintptr(CacheLineSize) {
-		t.Errorf("SPSC buf-head distance %d < line %d", d, CacheLineSize)
+	for i := 1; i < len(words); i++ {
+		if d := words[i].off - words[i-1].off; d < uintptr(CacheLineSize) {
+			t.Errorf("SPSC %s-%s distance %d < line %d", words[i].name, words[i-1].name, d, CacheLineSize)
+		}
 	}
-	if d := unsafe.Offsetof(s.headCache) - unsafe.Offsetof(s.tail); d >= uintptr(CacheLineSize) {
-		t.Errorf("SPSC.headCache is not on the producer's line")
+	if d := unsafe.Offsetof(s.headCache) - unsafe.Offsetof(s.prodTail); d >= uintptr(CacheLineSize) {
+		t.Errorf("SPSC.headCache is not on the producer's private line")
+	}
+	if d := unsafe.Offsetof(s.tailCache) - unsafe.Offsetof(s.consHead); d >= uintptr(CacheLineSize) {
+		t.Errorf("SPSC.tailCache is not on the consumer's private line")
 	}
 	var r seqRing[int]
 	if off := unsafe.Offsetof(r.tail); off < uintptr(CacheLineSize) {

@@ -48,7 +48,7 @@ func (q *Words) push(v uint64) status {
 	b := &q.r.bells.notEmpty
 	b.Notify(1) // the assembly did publish's fence
 	if relaxedPublish {
-		if t := q.r.tail.Load(); relaxDue(t-1, t) {
+		if t := q.r.prodTail; relaxDue(t-1, t) {
 			b.maybeRelax(t)
 		}
 	}
@@ -70,7 +70,7 @@ func (q *Words) pop() (uint64, status) {
 	b := &q.r.bells.notFull
 	b.Notify(1)
 	if relaxedPublish {
-		if h := q.r.head.Load(); relaxDue(h-1, h) {
+		if h := q.r.consHead; relaxDue(h-1, h) {
 			b.maybeRelax(h)
 		}
 	}
@@ -149,7 +149,7 @@ func (q *Words) PushBatch(vs []uint64) int {
 	if n > 0 && wordsAsm {
 		b := &q.r.bells.notEmpty
 		b.Notify(n)
-		if t := q.r.tail.Load(); relaxDue(t-uint64(n), t) {
+		if t := q.r.prodTail; relaxDue(t-uint64(n), t) {
 			b.maybeRelax(t)
 		}
 	} else if n == 0 && len(vs) > 0 && q.r.buf == nil {
@@ -169,7 +169,7 @@ func (q *Words) PopBatch(dst []uint64) int {
 	if n > 0 && wordsAsm {
 		b := &q.r.bells.notFull
 		b.Notify(n)
-		if h := q.r.head.Load(); relaxDue(h-uint64(n), h) {
+		if h := q.r.consHead; relaxDue(h-uint64(n), h) {
 			b.maybeRelax(h)
 		}
 	} else if n == 0 && len(dst) > 0 && q.r.buf == nil {

@@ -8,11 +8,13 @@ import (
 	"github.com/knit-go/knit"
 )
 
-// limitRing is the all-assembly limit: knit's SPSC layout (each side's
+// limitRing is the all-assembly limit: knit's SPSC indices (each side's
 // index with its cached copy of the other's, on a cache line of its own)
 // driven by producer and consumer loops written wholly in assembly
 // (limitring_$GOARCH.s): no call per item, no closed bit, no doorbell, no
-// Go in the loop. Each item is a release store of the slot's index, as in
+// Go in the loop. A loop holds its own index and its cached copy in
+// registers for a whole chunk, so it never loads the line the other side
+// polls; knit's SPSC gets the same from its private lines (spscCore). Each item is a release store of the slot's index, as in
 // knit, so the rows beside it are read against the floor of the design
 // itself. Items are the low bits of their position, so the consumer checks
 // order without state.
