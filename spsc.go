@@ -28,8 +28,9 @@ import (
 // sender. Len and Cap may be called from anywhere.
 //
 // Memory: Cap slots of T, zero at creation (the OS supplies the pages as
-// they are first used), plus under 1 KiB of padded indices and doorbells.
-// The zero SPSC is not a ring; create one with NewSPSC.
+// they are first used), plus 632 bytes of padded indices and doorbells
+// (1,080 with arm64's 128-byte lines). The zero SPSC is not a ring; create
+// one with NewSPSC.
 type SPSC[T any] struct {
 	// A push touches the producer's index and the slot, a pop the
 	// consumer's index and the slot; each re-reads the other's index only
