@@ -310,10 +310,6 @@ func BenchmarkParkPingPong(b *testing.B) {
 	b.Run("event-mixed-locked-futex-server", func(b *testing.B) {
 		eventPingPongMixed(b, rt, fx, false, true, nil, nil)
 	})
-	b.Run("event-mixed-locked-futex-server-handoff", func(b *testing.B) {
-		defer eventVariants[2].set()()
-		eventPingPongMixed(b, rt, fx, false, true, nil, nil)
-	})
 	b.Run("chan-locked", func(b *testing.B) { chanPingPong(b, true) })
 	b.Run("chan", func(b *testing.B) { chanPingPong(b, false) })
 	b.Run("sema", func(b *testing.B) { semaPingPong(b, false, false) })
