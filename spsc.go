@@ -19,9 +19,10 @@ import (
 // as rigtorp's SPSCQueue does, so while neither side parks a push or a pop
 // executes no locked instruction; each also keeps its own index on a line
 // the other side never reads, so a push or pop loads nothing the other
-// side has just touched unless its cache of the other's index runs out. Wait for an SPSC ring with its own calls
-// or with Select (Recv, Send): a TryPush is not a sync/atomic store, so an
-// Event of your own cannot watch it (the multi-sided rings' can).
+// side has just touched unless its cache of the other's index runs out.
+// Wait for an SPSC ring with its own calls or with Select (Recv, Send): a
+// TryPush is not a sync/atomic store, so an Event of your own cannot
+// watch it (the multi-sided rings' can).
 //
 // Close belongs to the producer: call it from the goroutine that pushes,
 // or after that goroutine has stopped, as a channel is closed by its
