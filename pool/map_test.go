@@ -70,11 +70,16 @@ func TestMapFirstErrorSkipsRest(t *testing.T) {
 // between the failing call's return and the moment its job records the
 // error depends on the scheduler (a worker preempted there lets the
 // others run on), so the check is that the run stopped well short of the
-// end, with elements that take a few microseconds each.
+// end, with elements that take a few microseconds each. The input is long
+// enough that half of it is at least a quarter second of the other
+// workers' calls: with 20,000 elements, half (10 ms of calls) was once
+// overrun under qemu-aarch64 (12,068 calls), while a Map that never
+// stopped would make all 2^20 calls and fail here whatever the timing.
+// A Map that stops costs the same at any length.
 func TestMapErrorParallel(t *testing.T) {
 	watchdog(t, 30*time.Second)
 	eachShape(t, configs(), func(t *testing.T, p *Pool) {
-		in := make([]int, 20000)
+		in := make([]int, 1<<20)
 		var calls atomic.Int32
 		_, err := Map(context.Background(), p, in, func(int) (int, error) {
 			if calls.Add(1) == 100 {
