@@ -430,11 +430,10 @@ type ringBells struct {
 // costs a park and a wake. BenchmarkRingContended, blocking, 6 interleaved
 // runs on two CPUs: 2P2C MPMC 181 to 95 ns an item, 4P4C 200 to 101 ns
 // (the channel: 88-91 ns); BENCHMARKS.md, "Blocking MPMC, after the
-// yield". Where one goroutine owns the side (SPSC,
-// Words, a Mailbox's consumer, a Broadcast), the same yield cost SPSC
-// batch-1 streams 27% of their time and 87% more CPU (the consumer, alone
-// on its P, yields for nothing at every empty look), so they park at
-// once as before.
+// yield". Where one goroutine owns the side (SPSC, Words, a Mailbox's
+// consumer, a Broadcast), the same yield cost SPSC batch-1 streams 27% of
+// their time and 87% more CPU (the consumer, alone on its P, yields for
+// nothing at every empty look), so they park at once as before.
 
 // ringCore is the non-blocking half of a ring; the blocking loops below
 // are shared by every kind.

@@ -41,8 +41,8 @@ type intOps struct{ w ringOps[uint64] }
 func (o intOps) push(v int) status         { return o.w.push(uint64(v)) }
 func (o intOps) pop() (int, status)        { v, st := o.w.pop(); return int(v), st }
 func (o intOps) indices() (uint64, uint64) { return o.w.indices() }
-func (o intOps) sharedPush() bool          { return false }
-func (o intOps) sharedPop() bool           { return false }
+func (o intOps) sharedPush() bool          { return o.w.sharedPush() }
+func (o intOps) sharedPop() bool           { return o.w.sharedPop() }
 func (o intOps) pushN(vs []int) int        { return o.w.pushN(asWords(vs)) }
 func (o intOps) popN(dst []int) int        { return o.w.popN(asWords(dst)) }
 func (o intOps) bellsOf() *ringBells       { return o.w.bellsOf() }

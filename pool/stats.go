@@ -55,7 +55,7 @@ type Stats struct {
 // by Stats: the writer adds with a load and a release store, which needs
 // no locked instruction since nobody else writes it. sync/atomic's Store
 // would be one on amd64 (XCHG): with two counted per task, they were 14%
-// of a worker's samples in pool.Go with one worker, each waiting for the
+// of the samples in pool.Go with one worker, each waiting for the
 // store buffer to drain behind the pop's publish.
 type counter struct{ v atomic.Uint64 }
 

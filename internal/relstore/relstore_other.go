@@ -4,10 +4,6 @@ package relstore
 
 import "sync/atomic"
 
-// Relaxed is false: no later load passes Store (STLR before LDAR on arm64,
-// XCHG on amd64).
-const Relaxed = false
-
 // Store is sync/atomic's Store: STLR on arm64, which is the release store
 // itself, inlined; an assembly routine would be the same instruction
 // behind a call.
