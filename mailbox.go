@@ -166,7 +166,8 @@ func (m *Mailbox[T]) grow(full *mboxSeg[T]) bool {
 		n = new(mboxSeg[T]) // the one allocation of a segment
 	}
 	base := full.base.Load() + mailboxSegSize
-	n.next.Store(nil)
+	// n.next is nil: n is new, or advance cleared it before n became
+	// the spare.
 	n.sealed.Store(0)
 	n.base.Store(base)
 	n.lap = base/mailboxSegSize + 1
@@ -224,6 +225,22 @@ func (m *Mailbox[T]) advance() status {
 	// Every slot of s was claimed, filled and read: no producer will
 	// touch it again except to find its claim full. Keep it for the
 	// next link if the spare is free, else leave it to the collector.
+	//
+	// First cut s from the chain: a spare that still pointed to n would
+	// keep every segment from n to the consumer's reachable, so a
+	// drained burst would stay in memory until the next link. The store
+	// can neither lose a link nor race with one. Only the consumer reads
+	// next, and it is past s. Only grow writes next, under mu, on the
+	// last segment once it is full; s's one link in this incarnation is
+	// the n just loaded, and grow moved (or, holding mu, is moving)
+	// tailSeg to n without reading s.next again. A producer holding s
+	// from before finds it full and its grow, once it has mu, sees
+	// tailSeg is not s. s can be the last segment again only once grow
+	// takes it from the spare, and the CAS below publishes it there after
+	// this store (grow's Swap acquires it), so the nil precedes every
+	// later link after s. A segment is never left in the spare with a
+	// next, so grow need not clear it.
+	s.next.Store(nil)
 	m.spare.CompareAndSwap(nil, s)
 	return stOK
 }
@@ -333,6 +350,10 @@ func (m *Mailbox[T]) indices() (tail, head uint64) {
 // A push never blocks, and the consumer is one goroutine.
 func (m *Mailbox[T]) sharedPush() bool { return false }
 func (m *Mailbox[T]) sharedPop() bool  { return false }
+
+func (m *Mailbox[T]) sides() (push, pop *sideGuard, ring string) {
+	return nil, &m.consSide, "Mailbox"
+}
 
 func (m *Mailbox[T]) pushN(vs []T) int    { return m.pushBatch(vs) }
 func (m *Mailbox[T]) popN(dst []T) int    { return m.popBatch(dst) }
