@@ -39,7 +39,9 @@ import (
 // Blocking calls spin for the ring's budget and then park, with no wake
 // while nobody waits; WithSpin and WithBackend apply to both sides.
 // Close is lossless: each subscription drains what it has not yet seen,
-// then gets ErrClosed.
+// then gets ErrClosed. Close is a producer call, with SPSC's rule: from
+// the goroutine that pushes, or after its last call; a subscriber may not
+// close (SPSC.Close says why).
 //
 // Memory: Cap slots of T, plus under 1 KiB of padded indices and
 // doorbells (1.5 KiB with arm64's 128-byte lines), and two lines per
@@ -575,6 +577,14 @@ func (s *Subscription[T]) popBatch(dst []T) int {
 func (b *Broadcast[T]) indices() (tail, head uint64) { return b.tail.Load(), b.gate }
 
 // One producer, and one goroutine per Subscription: no side is shared.
+func (b *Broadcast[T]) sides() (push, pop *sideGuard, ring string) {
+	return &b.prodSide, nil, "Broadcast"
+}
+
+func (s *Subscription[T]) sides() (push, pop *sideGuard, ring string) {
+	return nil, &s.side, "Broadcast"
+}
+
 func (b *Broadcast[T]) sharedPush() bool    { return false }
 func (b *Broadcast[T]) sharedPop() bool     { return false }
 func (s *Subscription[T]) sharedPush() bool { return false }
@@ -652,9 +662,14 @@ func (b *Broadcast[T]) SendBatch(ctx context.Context, vs []T) (int, error) {
 }
 
 // Close stops intake and wakes every waiter; every subscription drains
-// what it has not yet seen, then gets ErrClosed. It belongs to the
-// producer, as a channel's close to its sender, and is idempotent.
+// what it has not yet seen, then gets ErrClosed. It is idempotent, and a
+// producer call: from the goroutine that pushes, or after its last call
+// (SPSC.Close says why).
 func (b *Broadcast[T]) Close() {
+	if checkEnds {
+		b.prodSide.closing("Broadcast")
+		defer b.prodSide.leave()
+	}
 	t := b.tail.Load()
 	if t&closedBit != 0 {
 		return
@@ -726,12 +741,12 @@ func (s *Subscription[T]) PopFunc(ctx context.Context, f func(*T)) error {
 	if err := ctxErr(ctx); err != nil {
 		return err
 	}
-	if err := s.await(ctx); err != nil {
-		return err
-	}
 	if checkEnds {
 		s.side.enter("Broadcast", "subscriber")
 		defer s.side.leave()
+	}
+	if err := s.await(ctx); err != nil {
+		return err
 	}
 	b := s.b
 	h := s.cursor.Load()

@@ -7,6 +7,7 @@ import (
 	"runtime"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 )
@@ -88,5 +89,193 @@ func TestCheckedEndsCatchSharing(t *testing.T) {
 	}
 	if n != 2000 {
 		t.Fatalf("%d of 2000 items", n)
+	}
+}
+
+// producerRing is a ring with one producer, seen through the calls the
+// foreign-Close tests make.
+type producerRing struct {
+	name  string
+	push  func(v int) error // one non-blocking producer call
+	close func()
+	drain func() int // pops until closed and drained; the count
+}
+
+func producerRings() []producerRing {
+	spsc, words, spmc := NewSPSC[int](16), NewWords(16), NewSPMC[int](16)
+	bcast := NewBroadcast[int](16)
+	bsub := bcast.Subscribe()
+	return []producerRing{
+		{"SPSC", spsc.TrySend, spsc.Close, func() int { return countAll(spsc.All(context.Background())) }},
+		{"Words", func(v int) error { return words.TrySend(uint64(v)) }, words.Close,
+			func() int { return countAll(words.All(context.Background())) }},
+		{"SPMC", spmc.TrySend, spmc.Close, func() int { return countAll(spmc.All(context.Background())) }},
+		{"Broadcast", bcast.TrySend, bcast.Close, func() int { return countAll(bsub.All(context.Background())) }},
+	}
+}
+
+func countAll[T any](seq func(func(T) bool)) int {
+	n := 0
+	for range seq {
+		n++
+	}
+	return n
+}
+
+// catch runs f and returns the string it panicked with, or "".
+func catch(f func()) (msg string) {
+	defer func() {
+		if r := recover(); r != nil {
+			msg, _ = r.(string)
+			if msg == "" {
+				msg = "non-string panic"
+			}
+		}
+	}()
+	f()
+	return ""
+}
+
+// TestCheckedEndsForeignClose: a Close from another goroutine while the
+// producer goes on pushing is the race that can undo the Close (the
+// producer's next index store carries no closed bit). The checked build
+// catches it every time, not only when the two calls overlap: Close
+// panics if the producer is inside a call, and otherwise the producer's
+// next call does. A Close made after the producer's last call, or by the
+// producer itself, is legitimate and never panics.
+func TestCheckedEndsForeignClose(t *testing.T) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(max(2, runtime.GOMAXPROCS(0))))
+	for _, r := range producerRings() {
+		t.Run(r.name+"/racing", func(t *testing.T) {
+			var pushed atomic.Int64
+			producer := make(chan string, 1)
+			go func() {
+				producer <- catch(func() {
+					deadline := time.Now().Add(parkWatchdogTime)
+					for time.Now().Before(deadline) {
+						if err := r.push(1); err == ErrClosed {
+							return // closed, and nothing noticed the race
+						}
+						pushed.Add(1)
+					}
+				})
+			}()
+			for pushed.Load() < 100 {
+				runtime.Gosched()
+			}
+			closeMsg := catch(r.close)
+			prodMsg := <-producer
+			msg := closeMsg + prodMsg
+			if msg == "" {
+				t.Fatalf("Close from another goroutine while the producer pushed: no panic; the producer saw ErrClosed")
+			}
+			if !strings.Contains(msg, "knit_checkends") {
+				t.Fatalf("panic %q does not name the check", msg)
+			}
+		})
+	}
+	for _, r := range producerRings() {
+		t.Run(r.name+"/after-last-push", func(t *testing.T) {
+			var wg sync.WaitGroup
+			wg.Go(func() {
+				for i := range 10 {
+					if err := r.push(i); err != nil {
+						t.Errorf("push %d: %v", i, err)
+					}
+				}
+			})
+			wg.Wait()
+			if msg := catch(r.close); msg != "" {
+				t.Fatalf("Close after the producer's last call panicked: %s", msg)
+			}
+			if n := r.drain(); n != 10 {
+				t.Fatalf("%d of 10 items after Close", n)
+			}
+		})
+	}
+	for _, r := range producerRings() {
+		t.Run(r.name+"/by-producer", func(t *testing.T) {
+			done := make(chan string, 1)
+			go func() {
+				done <- catch(func() {
+					for i := range 10 {
+						r.push(i)
+					}
+					r.close()
+					if err := r.push(0); err != ErrClosed {
+						t.Errorf("push after Close: %v", err)
+					}
+				})
+			}()
+			if msg := <-done; msg != "" {
+				t.Fatalf("the producer's own Close panicked: %s", msg)
+			}
+			if n := r.drain(); n != 10 {
+				t.Fatalf("%d of 10 items after Close", n)
+			}
+		})
+	}
+}
+
+// TestCheckedEndsParkedTwice: a blocked call holds its side for the whole
+// wait, so a second goroutine that blocks on the same single side panics
+// while the first is parked, not only when their attempts overlap.
+func TestCheckedEndsParkedTwice(t *testing.T) {
+	spsc, words := NewSPSC[int](4), NewWords(4)
+	mpsc, mbox := NewMPSC[int](4), NewMailbox[int]()
+	spmc := NewSPMC[int](1)
+	bcast := NewBroadcast[int](4)
+	bsub := bcast.Subscribe()
+	ctx := context.Background()
+	cases := []struct {
+		name  string
+		bell  *Event
+		block func(ctx context.Context) error // blocks until woken or ctx ends
+		wake  func()
+	}{
+		{"SPSC consumer", &spsc.bells.notEmpty.Event, func(ctx context.Context) error { _, err := spsc.Pop(ctx); return err }, func() { spsc.TryPush(1) }},
+		{"Words consumer", &words.r.bells.notEmpty.Event, func(ctx context.Context) error { _, err := words.Pop(ctx); return err }, func() { words.TryPush(1) }},
+		{"MPSC consumer", &mpsc.r.bells.notEmpty.Event, func(ctx context.Context) error {
+			_, err := mpsc.RecvBatch(ctx, make([]int, 2))
+			return err
+		}, func() { mpsc.TryPush(1) }},
+		{"Mailbox consumer", nil, func(ctx context.Context) error { _, err := mbox.Pop(ctx); return err }, func() { mbox.TryPush(1) }},
+		{"Subscription", &bsub.bellsOf().notEmpty.Event, func(ctx context.Context) error {
+			return bsub.PopFunc(ctx, func(*int) {})
+		}, func() { bcast.TryPush(1) }},
+		{"SPMC producer", &spmc.r.bells.notFull.Event, func(ctx context.Context) error { return spmc.Push(ctx, 2) }, func() { spmc.TryPop() }},
+	}
+	spmc.TryPush(1) // full: the producer blocks
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			if c.bell == nil {
+				c.bell = &mbox.bellsOf().notEmpty.Event
+			}
+			first := make(chan error, 1)
+			go func() { first <- c.block(ctx) }()
+			deadline := time.Now().Add(parkWatchdogTime)
+			for c.bell.Waiters() == 0 {
+				if time.Now().After(deadline) {
+					t.Fatal("the first caller never registered")
+				}
+				runtime.Gosched()
+			}
+			// Unchecked, the second call would park too: its ctx ends it.
+			sctx, cancel := context.WithTimeout(ctx, time.Second)
+			defer cancel()
+			msg := catch(func() { c.block(sctx) })
+			c.wake()
+			select {
+			case err := <-first:
+				if err != nil {
+					t.Fatalf("first caller: %v", err)
+				}
+			case <-time.After(parkWatchdogTime):
+				t.Fatal("first caller not woken")
+			}
+			if !strings.Contains(msg, "two goroutines used the") {
+				t.Fatalf("a second goroutine blocking beside a parked one: panic %q", msg)
+			}
+		})
 	}
 }

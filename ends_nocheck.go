@@ -11,3 +11,4 @@ type sideGuard struct{}
 
 func (*sideGuard) enter(ring, side string) {}
 func (*sideGuard) leave()                  {}
+func (*sideGuard) closing(ring string)     {}

@@ -66,8 +66,8 @@ type Queue[T any] interface {
 	Sink[T]
 	// Close stops intake and wakes every waiter; items already in the
 	// ring stay poppable. It is idempotent. On a ring with one producer
-	// (SPSC, Words, SPMC) the producer closes it, as the sender closes a
-	// channel.
+	// (SPSC, Words, SPMC) it is a producer call: from the goroutine that
+	// pushes, or after its last call (SPSC.Close says why).
 	Close()
 	// Len is the number of items in the ring (a snapshot).
 	Len() int
@@ -448,6 +448,10 @@ type ringCore[T any] interface {
 	// or pop: a blocked one yields once before it sleeps (yieldFirst).
 	sharedPush() bool
 	sharedPop() bool
+	// sides returns the guards of the single sides (nil for a side that
+	// several goroutines may share) and the ring's name, for the checked
+	// build: a blocked call holds its side for the whole wait.
+	sides() (push, pop *sideGuard, ring string)
 }
 
 // pushSlow is Push after its fast attempt failed: register on notFull,
@@ -455,6 +459,12 @@ type ringCore[T any] interface {
 // re-check after prepare the guarantee that a slot freed in between is
 // not slept through.
 func pushSlow[T any](r ringCore[T], b *ringBells, ctx context.Context, v T) error {
+	if checkEnds {
+		if g, _, ring := r.sides(); g != nil {
+			g.enter(ring, "producer")
+			defer g.leave()
+		}
+	}
 	yielded := !r.sharedPush() // see yieldFirst
 	for {
 		switch r.push(v) {
@@ -494,6 +504,12 @@ func pushSlow[T any](r ringCore[T], b *ringBells, ctx context.Context, v T) erro
 
 // popSlow is Pop after its fast attempt failed.
 func popSlow[T any](r ringCore[T], b *ringBells, ctx context.Context) (T, error) {
+	if checkEnds {
+		if _, g, ring := r.sides(); g != nil {
+			g.enter(ring, "consumer")
+			defer g.leave()
+		}
+	}
 	var zero T
 	yielded := !r.sharedPop() // see yieldFirst
 	for {

@@ -400,6 +400,16 @@ func (r *seqRing[T]) indices() (tail, head uint64) { return r.tail.Load(), r.hea
 func (r *seqRing[T]) sharedPush() bool { return !r.singleProducer }
 func (r *seqRing[T]) sharedPop() bool  { return !r.singleConsumer }
 
+func (r *seqRing[T]) sides() (push, pop *sideGuard, ring string) {
+	switch {
+	case r.singleProducer:
+		return &r.side, nil, "SPMC"
+	case r.singleConsumer:
+		return nil, &r.side, "MPSC"
+	}
+	return nil, nil, "MPMC"
+}
+
 func (r *seqRing[T]) tryPush(v T) bool { return r.push(v) == stOK }
 
 func (r *seqRing[T]) tryPop() (T, bool) {
@@ -466,6 +476,10 @@ func (r *seqRing[T]) popMany(dst []T) int {
 // either precedes it (and its item is still delivered) or fails. With one
 // producer Close is the producer's, and the bit is stored like a push.
 func (r *seqRing[T]) close() {
+	if checkEnds && r.singleProducer {
+		r.side.closing("SPMC")
+		defer r.side.leave()
+	}
 	r.closed.Store(1) // before the bit: see pushedN and emptyStatus
 	if r.singleProducer {
 		t := r.tail.Load()

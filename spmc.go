@@ -63,9 +63,11 @@ func (q *SPMC[T]) PushBatch(vs []T) int { return q.r.pushMany(vs) }
 func (q *SPMC[T]) PopBatch(dst []T) int { return q.r.popMany(dst) }
 
 // Close stops intake and wakes every waiter; items already pushed stay
-// poppable. It belongs to the producer: call it from the
-// goroutine that pushes, or after that goroutine has stopped, as a
-// channel is closed by its sender.
+// poppable. It is a producer call, with SPSC's rule: from the goroutine
+// that pushes, or after its last call, as a channel is closed by its
+// sender. The producer stores tail, closed bit and all, without a CAS,
+// so a Close racing a push can be undone (SPSC.Close says more); the
+// consumers may not close it. MPMC's Close is safe from any goroutine.
 func (q *SPMC[T]) Close() { q.r.close() }
 
 // Len is the number of items in the ring.

@@ -25,8 +25,8 @@ import (
 // watch it (the multi-sided rings' can).
 //
 // Close belongs to the producer: call it from the goroutine that pushes,
-// or after that goroutine has stopped, as a channel is closed by its
-// sender. Len and Cap may be called from anywhere.
+// or after that goroutine's last call, as a channel is closed by its
+// sender (Close says why). Len and Cap may be called from anywhere.
 //
 // Memory: Cap slots of T, zero at creation (the OS supplies the pages as
 // they are first used), plus 632 bytes of padded indices and doorbells
@@ -196,6 +196,10 @@ func (q *SPSC[T]) popMiss(h uint64) status {
 
 func (q *spscCore) indices() (tail, head uint64) { return q.tail.Load(), q.head.Load() }
 
+func (q *SPSC[T]) sides() (push, pop *sideGuard, ring string) {
+	return &q.prodSide, &q.consSide, "SPSC"
+}
+
 func (q *spscCore) sharedPush() bool { return false }
 func (q *spscCore) sharedPop() bool  { return false }
 
@@ -333,10 +337,28 @@ func (q *SPSC[T]) popBatch(dst []T) int {
 }
 
 // Close stops intake and wakes every waiter; items already in the ring
-// stay poppable. Only the producer may call it (or anyone, once the
-// producer has stopped): the closed bit is published with the same
-// release store as an item, so a push can never land after it.
-func (q *SPSC[T]) Close() {
+// stay poppable. It is a producer call: make it from the goroutine that
+// pushes, or from another one only after the producer's last call (a
+// WaitGroup's Wait after the producer is done, say), as a channel is
+// closed by its sender.
+//
+// Why not from anywhere: the closed bit lives in the tail the producer
+// stores without a locked instruction, so a Close that runs while the
+// producer is pushing can be undone by the producer's next store, and a
+// consumer then waits for a Close that never took. Closing safely against
+// a running producer would need a store-load handshake on every push, the
+// fence its release store exists to avoid. Where a consumer or a third
+// goroutine must stop a running producer, use MPSC or MPMC, whose Close
+// is safe from any goroutine, or tell the producer to close. Built with
+// -tags knit_checkends, a Close that races the producer panics, in Close
+// or at the producer's next call, whether or not the two overlapped.
+func (q *SPSC[T]) Close() { q.close("SPSC") }
+
+func (q *SPSC[T]) close(ring string) {
+	if checkEnds {
+		q.prodSide.closing(ring)
+		defer q.prodSide.leave()
+	}
 	t := q.tail.Load()
 	if t&closedBit != 0 {
 		return

@@ -79,6 +79,10 @@ func (q *Words) pop() (uint64, status) {
 
 func (q *Words) indices() (tail, head uint64) { return q.r.indices() }
 
+func (q *Words) sides() (push, pop *sideGuard, ring string) {
+	return &q.r.prodSide, &q.r.consSide, "Words"
+}
+
 func (q *Words) sharedPush() bool { return false }
 func (q *Words) sharedPop() bool  { return false }
 
@@ -179,9 +183,9 @@ func (q *Words) PopBatch(dst []uint64) int {
 }
 
 // Close stops intake and wakes every waiter; items already in the ring
-// stay poppable. Only the producer may call it (or anyone, once the
-// producer has stopped).
-func (q *Words) Close() { q.r.Close() }
+// stay poppable. It is a producer call, with SPSC's rule: from the
+// goroutine that pushes, or after its last call (see SPSC.Close for why).
+func (q *Words) Close() { q.r.close("Words") }
 
 // Len is the number of items in the ring.
 func (q *Words) Len() int { return q.r.Len() }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"iter"
 	"runtime"
+	"sync/atomic"
 	"testing"
 	"unsafe"
 )
@@ -38,14 +39,15 @@ func (q intWords) sendOps() ringOps[int] { return intOps{q.w.sendOps()} }
 // against Words in the table-driven tests too.
 type intOps struct{ w ringOps[uint64] }
 
-func (o intOps) push(v int) status         { return o.w.push(uint64(v)) }
-func (o intOps) pop() (int, status)        { v, st := o.w.pop(); return int(v), st }
-func (o intOps) indices() (uint64, uint64) { return o.w.indices() }
-func (o intOps) sharedPush() bool          { return o.w.sharedPush() }
-func (o intOps) sharedPop() bool           { return o.w.sharedPop() }
-func (o intOps) pushN(vs []int) int        { return o.w.pushN(asWords(vs)) }
-func (o intOps) popN(dst []int) int        { return o.w.popN(asWords(dst)) }
-func (o intOps) bellsOf() *ringBells       { return o.w.bellsOf() }
+func (o intOps) push(v int) status                          { return o.w.push(uint64(v)) }
+func (o intOps) pop() (int, status)                         { v, st := o.w.pop(); return int(v), st }
+func (o intOps) indices() (uint64, uint64)                  { return o.w.indices() }
+func (o intOps) sharedPush() bool                           { return o.w.sharedPush() }
+func (o intOps) sharedPop() bool                            { return o.w.sharedPop() }
+func (o intOps) sides() (push, pop *sideGuard, ring string) { return o.w.sides() }
+func (o intOps) pushN(vs []int) int                         { return o.w.pushN(asWords(vs)) }
+func (o intOps) popN(dst []int) int                         { return o.w.popN(asWords(dst)) }
+func (o intOps) bellsOf() *ringBells                        { return o.w.bellsOf() }
 
 // asWords views a []int as the []uint64 it is on a 64-bit GOARCH.
 func asWords(vs []int) []uint64 {
@@ -201,13 +203,33 @@ func BenchmarkWords(b *testing.B) {
 				switch shape {
 				case "uncontended":
 					for i := range b.N {
-						o.push(uint64(i))
-						o.pop()
+						if !o.push(uint64(i)) {
+							b.Fatalf("push %d into an empty ring failed", i)
+						}
+						if v, ok := o.pop(); !ok || v != uint64(i) {
+							b.Fatalf("pop after push %d = %d, %v", i, v, ok)
+						}
 					}
 				case "uncontended-batch=64":
+					for i := range buf {
+						buf[i] = uint64(i)
+					}
 					for range b.N / 64 {
-						o.pushB(buf)
-						o.popB(buf)
+						if k := o.pushB(buf); k != len(buf) {
+							b.Fatalf("batch push into an empty ring took %d of %d", k, len(buf))
+						}
+						if k := o.popB(buf); k != len(buf) {
+							b.Fatalf("batch pop after a full push took %d of %d", k, len(buf))
+						}
+					}
+					// The pops wrote what they took back into buf.
+					for i, v := range buf {
+						if v != uint64(i) {
+							b.Fatalf("after the batches buf[%d] = %d, want %d", i, v, i)
+						}
+					}
+					if v, ok := o.pop(); ok {
+						b.Fatalf("item %d left in the ring after the batches", v)
 					}
 				case "1P1C", "1P1C-batch=64":
 					batch := 1
@@ -216,23 +238,39 @@ func BenchmarkWords(b *testing.B) {
 					}
 					done := make(chan struct{})
 					n := b.N
+					// The consumer sums the items one at a time; a batch is
+					// only counted, as summing it would add a pass over
+					// every batch to what is measured. It stops short, for
+					// the count check to report, when the ring is empty
+					// after the producer is done: a lost item.
+					var took int
+					var sum uint64 // of what was taken, when batch is 1
+					var pushedAll atomic.Bool
 					go func() {
 						defer close(done)
 						dst := make([]uint64, batch)
-						for got := 0; got < n; {
+						var got int
+						var s uint64
+						for drained := false; got < n; {
 							k := 0
 							if batch == 1 {
-								if _, ok := o.pop(); ok {
+								if v, ok := o.pop(); ok {
+									s += v
 									k = 1
 								}
 							} else {
 								k = o.popB(dst)
 							}
 							if k == 0 {
+								if drained {
+									break
+								}
+								drained = pushedAll.Load()
 								runtime.Gosched() // the producer may need this core
 							}
 							got += k
 						}
+						took, sum = got, s
 					}()
 					for sent := 0; sent < n; {
 						k := 0
@@ -248,7 +286,18 @@ func BenchmarkWords(b *testing.B) {
 						}
 						sent += k
 					}
+					pushedAll.Store(true)
 					<-done
+					b.StopTimer()
+					if took != n {
+						b.Fatalf("consumer took %d items, producer pushed %d", took, n)
+					}
+					if want := uint64(n) * uint64(n-1) / 2; batch == 1 && sum != want {
+						b.Fatalf("items popped sum to %d, want %d", sum, want)
+					}
+					if v, ok := o.pop(); ok {
+						b.Fatalf("item %d left in the ring after all %d were taken", v, n)
+					}
 				}
 			})
 		}

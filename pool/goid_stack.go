@@ -4,38 +4,18 @@ import (
 	"bytes"
 	"runtime"
 	"sync"
+
+	"github.com/knit-go/knit/internal/goid"
 )
 
-// stackBufs recycles curgStack's buffers: runtime.Stack makes its buffer
-// escape, and a Wait must not allocate.
-var stackBufs = sync.Pool{New: func() any { return new([64]byte) }}
-
-// curgStack identifies the calling goroutine by the id in the first line
-// of its stack trace ("goroutine 42 [running]:"). runtime.Stack formats
-// the whole stack to get there (up to 100 frames printed, every frame
-// unwound), whatever the buffer holds: BenchmarkCurg (BENCHMARKS.md,
-// "Pool") puts it at 2 to 3 times curgSpawn's cost from the benchmark's
-// own frames and over 40 times 150 frames deeper, natively and under
-// qemu-aarch64 alike. A task waiting on
-// its own pool waits on top of the stacks of the tasks below it, so that
-// depth is what nesting reaches; curgSpawn does not pay it.
-func curgStack() uintptr {
-	buf := stackBufs.Get().(*[64]byte)
-	defer stackBufs.Put(buf)
-	b := buf[:runtime.Stack(buf[:], false)]
-	const prefix = "goroutine "
-	if len(b) < len(prefix) {
-		return 0
-	}
-	var id uintptr
-	for _, c := range b[len(prefix):] {
-		if c < '0' || c > '9' {
-			break
-		}
-		id = id*10 + uintptr(c-'0')
-	}
-	return id
-}
+// curgStack identifies the calling goroutine by the id in its stack trace
+// (goid.Stack). runtime.Stack formats the whole stack to get there (up to
+// 100 frames printed, every frame unwound), whatever the buffer holds, so
+// its cost grows with the depth; BenchmarkCurg (BENCHMARKS.md, "Pool")
+// compares it with curgSpawn's. A task waiting on its own pool waits on
+// top of the stacks of the tasks below it, so that depth is what nesting
+// reaches; curgSpawn does not pay it.
+func curgStack() uintptr { return goid.Stack() }
 
 // curgSpawn identifies the calling goroutine by starting one that reads
 // its creator's id from its own stack trace ("created by ... in goroutine

@@ -2,12 +2,12 @@
 
 #include "textflag.h"
 
-// func curg() uintptr
+// func Curg() uintptr
 //
 // The address of the calling goroutine's runtime g, read from thread-local
 // storage where the runtime keeps it. It is only ever compared for
 // equality, never dereferenced.
-TEXT ·curg(SB), NOSPLIT, $0-8
+TEXT ·Curg(SB), NOSPLIT, $0-8
 	MOVQ (TLS), AX
 	MOVQ AX, ret+0(FP)
 	RET
