@@ -70,9 +70,10 @@
 // # Spin budgets
 //
 // Every spin budget in knit ([WithSpin], [Park].Spin, pool.Config.Spin,
-// shm's SetSpin) reads the same way: a positive budget spins that long
-// before parking, zero is the default of that place, which never spins
-// while GOMAXPROCS is below four, and [NoSpin] parks at once. The spin
+// shm's SetSpin) reads the same way, as [NoSpin] states: a positive
+// budget spins that long before parking, zero is the default of that
+// place (no spin on a machine with fewer than four Ps or CPUs), and
+// NoSpin parks at once. The spin
 // instruction is chosen per CPU at first use; the KNIT_SPIN environment
 // variable or [SetSpin] overrides it, and [CPU] reports what was chosen.
 //

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"math"
-	"runtime"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -142,31 +141,15 @@ func (b Backend) resolve() Backend {
 // Park says how a waiter waits: spin for Spin, watching the Event's word
 // with the CPU's spin instruction, then sleep on Backend.
 //
-// Spin reads as every spin budget in knit does (see NoSpin): a positive
-// Spin spins that long; zero is the default, DefaultRingSpin with
-// GOMAXPROCS of four or more and no spin below; NoSpin parks at once. A
-// spin pays only when the goroutine that will Notify runs on another
-// core meanwhile: a spinning goroutine holds its P, and on a small
-// machine that is the P the notifier needs.
+// Spin reads as every spin budget in knit does (see NoSpin), with
+// DefaultRingSpin as its default.
 type Park struct {
 	Spin    time.Duration
 	Backend Backend
 }
 
-// spin is the budget p.Spin stands for. Only the default asks the
-// runtime for GOMAXPROCS, which takes the scheduler's global lock, and
-// only where there are CPUs enough for it to matter: with fewer than
-// spinpolicy.MinProcs CPUs, four or more Ps are oversubscribed, and a
-// spinner would hold the CPU its notifier needs just the same.
-func (p Park) spin() time.Duration {
-	switch {
-	case p.Spin > 0:
-		return spinpolicy.Resolve(p.Spin, 0) // 0 under SpinNone
-	case p.Spin < 0 || runtime.NumCPU() < spinpolicy.MinProcs:
-		return 0
-	}
-	return spinpolicy.Resolve(0, DefaultRingSpin)
-}
+// spin is the budget p.Spin stands for.
+func (p Park) spin() time.Duration { return spinpolicy.Resolve(p.Spin, DefaultRingSpin) }
 
 // WaitFor returns once cond() reports true, waiting on e in between with
 // p: the waiter's loop above, written once. cond must read, with

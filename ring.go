@@ -139,9 +139,8 @@ func panicZero(kind, ctor string) {
 type Option func(*Park)
 
 // WithSpin sets how long a blocked Push or Pop spins on the ring's
-// doorbell before it parks: d > 0 spins that long, 0 keeps the default
-// (DefaultRingSpin, and no spin while GOMAXPROCS is below four), NoSpin
-// parks at once.
+// doorbell before it parks, read as every budget is (see NoSpin), with
+// DefaultRingSpin as the default.
 func WithSpin(d time.Duration) Option {
 	return func(p *Park) { p.Spin = d }
 }
@@ -151,14 +150,10 @@ func WithBackend(b Backend) Option {
 	return func(p *Park) { p.Backend = b }
 }
 
-// DefaultRingSpin is how long a blocked Push or Pop spins before it parks
-// when GOMAXPROCS is four or more; below four it parks at once.
-//
-// A spin saves the park and the wake only if the partner runs on another
-// core meanwhile; with few Ps the partner most likely needs the spinner's
-// own. On two CPUs every budget cost more CPU per item and bought no
-// latency; 20 µs covers a futex round trip on bare metal (about 5 µs) four
-// times over. BENCHMARKS.md ("Rings") has the figures and the command.
+// DefaultRingSpin is how long a blocked Push or Pop, or a zero Park,
+// spins before it parks where a default spins at all (see NoSpin): a
+// futex round trip on bare metal four times over. BENCHMARKS.md ("Rings")
+// has the figures and the command.
 const DefaultRingSpin = 20 * time.Microsecond
 
 // ringPark resolves the options into the Park a ring's waiters use. A

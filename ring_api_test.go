@@ -16,6 +16,8 @@ import (
 	"unsafe"
 
 	"github.com/knit-go/knit/internal/emul"
+
+	"github.com/knit-go/knit/internal/spinpolicy"
 )
 
 // sender and receiver are the two halves of Queue, as the ends of an SPSC
@@ -288,6 +290,7 @@ func residentBytes(t *testing.T) int64 {
 // TestRingSpinOptions: WithSpin reads as every spin budget in knit does.
 func TestRingSpinOptions(t *testing.T) {
 	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(0))
+	defer spinpolicy.SetCPUs(8)() // CPUs for every GOMAXPROCS below; TestSpinPolicyAgrees varies them
 	for _, procs := range []int{1, 2, 4, 8} {
 		runtime.GOMAXPROCS(procs)
 		def := NoSpin

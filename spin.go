@@ -323,7 +323,12 @@ func (b *Backoff) Reset() { *b = Backoff{Budget: b.Budget} }
 
 // NoSpin is the spin budget that never spins. Every spin budget in knit
 // (WithSpin, Park.Spin, pool.Config.Spin, shm.Ring.SetSpin) reads the
-// same way: a positive budget spins that long before parking, zero picks
-// the default of the place, which never spins while GOMAXPROCS is below
-// four, and NoSpin (any negative value) parks at once.
+// same way: a positive budget spins that long before parking, NoSpin (any
+// negative value) parks at once, and zero picks the default of the place
+// (DefaultRingSpin, pool.DefaultSpin, shm.DefaultSpin), which spins only
+// where GOMAXPROCS and the CPU count are both four or more. With fewer
+// Ps, or fewer CPUs behind them, the goroutine that would end the spin
+// most likely needs the P or the CPU the spinner holds; BENCHMARKS.md
+// ("Spin budgets on two CPUs") has the measurements. Under SpinNone no
+// budget spins.
 const NoSpin time.Duration = -1

@@ -100,27 +100,16 @@ const DefaultQueueSize = 1024
 // CPU to the host or to an awake peer. Park is indefinite: the doorbell
 // wakes the worker, with no polling timeout.
 //
-// Like every default spin in knit, the single worker spins only while
-// GOMAXPROCS is 4 or more: with fewer Ps the submitter needs the core the
-// spinner holds, and the spin was measured to buy nothing and cost up to
-// a third more per call (BENCHMARKS.md, "Pool"; go test -run '^$' -bench
-// CallWait ./pool).
+// Like every default spin in knit (knit.NoSpin states the rule), the
+// single worker spins only on four or more Ps and CPUs: with fewer, the
+// submitter needs the core the spinner holds (BENCHMARKS.md, "Pool",
+// timer policy; go test -run '^$' -bench CallWait ./pool).
 const DefaultSpin = 50 * time.Microsecond
 
 // spinFor is the spin budget of a pool of n workers under cfg: knit's
-// rule for a budget (spinpolicy.Resolve: no default spin below
-// spinpolicy.MinProcs Ps), with DefaultSpin as the default of a single
-// worker and no spin as that of a larger pool.
-//
-// Why four Ps: BenchmarkCallWait at GOMAXPROCS 2, one worker, spin 50 µs
-// against parking at once, showed the spin costing 1.04x to 1.38x per
-// call (the table is in BENCHMARKS.md). Four Ps leave one for the worker,
-// one for the submitter and room for the rest of the program and the
-// garbage collector's workers (a quarter of the Ps). GOMAXPROCS, not the
-// CPU count, is what counts: a spinning goroutine holds a P.
-//
-// A spinning worker yields its P as it spins (worker.spinForWork says
-// why).
+// rule for a budget (spinpolicy.Resolve), with DefaultSpin as the default
+// of a single worker and no spin as that of a larger pool. A spinning
+// worker yields its P as it spins (worker.spinForWork says why).
 func (cfg *Config) spinFor(n int) time.Duration {
 	def := time.Duration(0)
 	if n == 1 {

@@ -354,6 +354,7 @@ func TestSpinHits(t *testing.T) {
 func TestSpinPolicy(t *testing.T) {
 	old := runtime.GOMAXPROCS(0)
 	defer runtime.GOMAXPROCS(old)
+	defer spinpolicy.SetCPUs(64)() // CPUs enough for every GOMAXPROCS below: TestSpinPolicyAgrees varies them
 	minProcs := spinpolicy.MinProcs
 	for _, c := range []struct {
 		cfg   Config

@@ -23,8 +23,8 @@ import (
 // Benchmarks: a round trip (send a message, get it echoed back) and
 // one-way throughput for 64 B, 4 KiB and 64 KiB messages, over
 //
-//	shm         two processes, two rings, the default spin (none while
-//	            GOMAXPROCS is below 4, DefaultSpin otherwise)
+//	shm         two processes, two rings, the default spin (none below
+//	            four Ps or CPUs, DefaultSpin otherwise)
 //	shm-spin    the same with SetSpin(DefaultSpin) on both sides
 //	unix        a unix-domain stream socket pair (net.Conn in the parent)
 //	pipe        two pipes

@@ -31,7 +31,7 @@
 // # Blocking
 //
 // A blocking call spins for the ring's spin budget (SetSpin; by default
-// DefaultSpin while GOMAXPROCS is 4 or more, none below), then sleeps in
+// DefaultSpin on four or more Ps and CPUs, none on less), then sleeps in
 // the kernel on a futex word in the region: the only wait another process
 // can end. The other side wakes it only when it is asleep, so a busy ring
 // makes no system calls. Like any blocking system call, the sleep holds

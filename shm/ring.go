@@ -122,21 +122,13 @@ const (
 )
 
 // DefaultSpin is how long a blocking call spins before it sleeps when its
-// budget is 0 (the default) and GOMAXPROCS is 4 or more: the budget of
-// Knitting (github.com/mimiMonads/knitting) for a single worker. A reply
-// that comes within it is caught without a futex wake and wait; with
-// fewer Ps the default is not to spin, since the spinner would hold the
-// core its peer needs.
+// budget is 0, where a default spins at all (knit.NoSpin states the rule:
+// four or more Ps and CPUs): the budget of Knitting
+// (github.com/mimiMonads/knitting) for a single worker. A reply that
+// comes within it is caught without a futex wake and wait; on a smaller
+// machine the spinner would hold the core its peer needs (BENCHMARKS.md,
+// "Shared memory between processes").
 const DefaultSpin = 50 * time.Microsecond
-
-// Measured on 2 vCPUs (cross-process round trips, BENCHMARKS.md "Shared
-// memory between processes"): spinning 50 µs made 4 KiB and 64 KiB round
-// trips seven to nine times slower than sleeping at once, and helped 64 B
-// ones only in a quiet window. With two processes on two
-// cores the spinner holds the core its peer needs to produce the reply
-// (and PAUSE loops invite the hypervisor to deschedule the vCPU), so the
-// spin never pays there. internal/spinpolicy keeps the threshold, on
-// GOMAXPROCS rather than the CPU count, for every spin budget in knit.
 
 // errGone is what a call on an end of a closed region returns.
 var errGone = fmt.Errorf("%w: %w", ErrRegionClosed, ErrClosed)
@@ -350,8 +342,8 @@ func (r *Ring) Len() int {
 }
 
 // SetSpin sets how long the blocking calls spin before they sleep: d > 0
-// spins for d; 0 restores the default (DefaultSpin while GOMAXPROCS is 4
-// or more, no spin below); knit.NoSpin, or any negative d, sleeps at
+// spins for d; 0 restores the default (DefaultSpin, where a default
+// spins: see knit.NoSpin); knit.NoSpin, or any negative d, sleeps at
 // once. Call it before the end is used, from the goroutine that uses it.
 func (r *Ring) SetSpin(d time.Duration) { r.spin = spinpolicy.Resolve(d, DefaultSpin) }
 

@@ -5,7 +5,7 @@
 //
 //	d > 0   spin for d, then park
 //	d == 0  the default of the place that takes the budget, which is no
-//	        spin at all while GOMAXPROCS < MinProcs
+//	        spin at all unless DefaultSpins
 //	d < 0   never spin (knit.NoSpin)
 //
 // and every budget reads zero while spinning is off process-wide
@@ -31,21 +31,34 @@ func SetOff(f func() bool) { off = f }
 // call and an atomic load: read it once per wait, not per poll.
 func Off() bool { return off() }
 
-// MinProcs is the GOMAXPROCS below which no default spins.
+// MinProcs is how many Ps, each with a CPU of its own, a default needs
+// before it spins.
 //
-// A spinning goroutine holds a P. With fewer than four Ps the partner
-// that would end the spin (the producer, the submitter, the goroutine a
-// Notify readied) most likely needs the very P the spinner holds, so the
-// spin delays the event it waits for. Measured with knitbench rings and
-// pool-call on two CPUs: every spin budget cost more CPU per item and
-// bought no latency (figures in BENCHMARKS.md). Four leave one P for each
-// side and room for the rest of the program. GOMAXPROCS, not the CPU
-// count, is what counts: a process under a CPU quota gets fewer Ps (Go
-// 1.25 and later) and must not spin on the few it has.
+// A spinning goroutine holds a P, and its CPU. With fewer than four the
+// partner that would end the spin (the producer, the submitter, the
+// goroutine a Notify readied) most likely needs the very P, or the very
+// CPU, the spinner holds, so the spin delays the event it waits for; four
+// leave one for each side and room for the rest of the program. Both
+// counts matter: a process under a CPU quota gets fewer Ps (Go 1.25 and
+// later) and must not spin on the few it has, and Ps beyond the CPUs
+// (GOMAXPROCS 8 on two CPUs) are oversubscribed, so a spinner still holds
+// the CPU its partner needs. BENCHMARKS.md ("Spin budgets on two CPUs")
+// has the measurements.
 const MinProcs = 4
 
+// numCPU is runtime.NumCPU, a variable for the tests.
+var numCPU = runtime.NumCPU
+
+// DefaultSpins reports whether a zero budget takes its place's default:
+// spinning is on, and there are at least MinProcs Ps and MinProcs CPUs.
+// The CPU count is read first: it is a variable, where GOMAXPROCS takes
+// the scheduler's lock.
+func DefaultSpins() bool {
+	return !Off() && numCPU() >= MinProcs && runtime.GOMAXPROCS(0) >= MinProcs
+}
+
 // Resolve turns a caller's budget d into the budget to use, where def is
-// the place's default for machines with MinProcs or more Ps.
+// the place's default where DefaultSpins.
 func Resolve(d, def time.Duration) time.Duration {
 	switch {
 	case Off():
@@ -54,8 +67,16 @@ func Resolve(d, def time.Duration) time.Duration {
 		return d
 	case d < 0:
 		return 0
-	case runtime.GOMAXPROCS(0) >= MinProcs:
+	case DefaultSpins():
 		return max(def, 0)
 	}
 	return 0
+}
+
+// SetCPUs makes the policy see n CPUs until restore is called: a test's
+// stand-in for a machine of another size.
+func SetCPUs(n int) (restore func()) {
+	old := numCPU
+	numCPU = func() int { return n }
+	return func() { numCPU = old }
 }
