@@ -4,6 +4,8 @@ import (
 	"context"
 	"math/rand/v2"
 	"reflect"
+	"strings"
+	"unsafe"
 )
 
 // Select waits until one of its cases can proceed, performs that one, and
@@ -27,7 +29,10 @@ import (
 // ready together, each gets its turn: a Selector's polls start at the
 // case that fired last for a streak of up to 16 Selects (the next items
 // sit on lines already moved to this core), then at the one after it. A
-// send to a closed channel panics, as in Go.
+// send to a closed channel panics, as in Go. However Select leaves (a
+// return, that panic, or a panic or runtime.Goexit in ctx.Err) it is off
+// every ring first, and a ring's wake it was sent and did not use goes on
+// to that ring's next waiter.
 //
 // Select costs the rings nothing while nobody waits: a push or a pop
 // still notifies with one load. A blocked Select registers on each ring's
@@ -90,20 +95,55 @@ type Sink[T any] interface{ sendOps() ringOps[T] }
 
 // Recv is a case that pops an item from src into *dst (dropped if dst is
 // nil). On a single-consumer ring the Select's goroutine is the consumer.
+// A nil ring, or an end that its ring did not make, panics here.
 func Recv[T any](src Source[T], dst *T) Case {
-	if src == nil {
-		panic("knit: Recv from a nil ring")
+	if ifaceData(unsafe.Pointer(&src)) == nil {
+		panic(nilRingMsg("Recv", src))
 	}
-	return Case{&recvCase[T]{src.recvOps(), dst}}
+	r := src.recvOps()
+	if ifaceData(unsafe.Pointer(&r)) == nil {
+		panic(nilRingMsg("Recv", src))
+	}
+	return Case{&recvCase[T]{r, dst}}
 }
 
 // Send is a case that pushes *v into dst, reading *v when the case fires.
 // On a single-producer ring the Select's goroutine is the producer.
+// A nil ring, or an end that its ring did not make, panics here, as does
+// a nil v.
 func Send[T any](dst Sink[T], v *T) Case {
-	if dst == nil || v == nil {
-		panic("knit: Send needs a ring and a value pointer")
+	if ifaceData(unsafe.Pointer(&dst)) == nil {
+		panic(nilRingMsg("Send", dst))
 	}
-	return Case{&sendCase[T]{dst.sendOps(), v}}
+	r := dst.sendOps()
+	if ifaceData(unsafe.Pointer(&r)) == nil {
+		panic(nilRingMsg("Send", dst))
+	}
+	if v == nil {
+		panic("knit: Send with a nil value pointer")
+	}
+	return Case{&sendCase[T]{r, v}}
+}
+
+// ifaceData is the data word of the non-empty interface at p: nil for a
+// nil interface, a nil ring, or an end made without its ring
+// (SPSCConsumer{} is one nil pointer, which an interface holds as its
+// data word). Recv and Send look at it before the first call on the ring,
+// which would fault on a nil *MPMC and not on a nil *Mailbox.
+func ifaceData(p unsafe.Pointer) unsafe.Pointer { return (*[2]unsafe.Pointer)(p)[1] }
+
+// nilRingMsg is Recv's or Send's (op's) panic for end, which holds no
+// ring: "knit: Recv of a nil *MPMC", "knit: Send of a zero SPSCProducer".
+func nilRingMsg(op string, end any) string {
+	if end == nil {
+		return map[string]string{"Recv": "knit: Recv of a nil Source", "Send": "knit: Send of a nil Sink"}[op]
+	}
+	t := reflect.TypeOf(end)
+	name, _, _ := strings.Cut(strings.Replace(t.String(), "knit.", "", 1), "[")
+	if t.Kind() == reflect.Pointer && reflect.ValueOf(end).IsNil() {
+		return "knit: " + op + " of a nil " + name
+	}
+	return "knit: " + op + " of a zero " + name + ": an end must come from its ring's Producer or Consumer"
 }
 
 // RecvChan is a case that receives from ch into *dst (dropped if dst is
@@ -249,6 +289,13 @@ type Selector struct {
 	tickets []Ticket
 	owed    []bool
 
+	// What the current round holds, for release: the cases below armed
+	// are registered on their bells, and those below queued have their
+	// nodes offered too. busy is set while a Select is in block, so that
+	// unwind can tell a Select that left by a panic or runtime.Goexit.
+	armed, queued int
+	busy          bool
+
 	// wake is the channel every node of this Selector wakes, buffered 1.
 	// nodes are the wait nodes, one per case (a channel case's is
 	// unused), replaced after a sleep from which a waker had not yet let
@@ -310,6 +357,17 @@ func (s *Selector) Select(ctx context.Context) (int, error) {
 			}
 		}
 	}
+	return s.block(ctx, start)
+}
+
+// block is Select once polling and spinning have found nothing: it
+// registers on the rings, sleeps and re-checks until a case fires or ctx
+// ends. Its deferred unwind is there for a Select that leaves some other
+// way: a send on a closed channel panics, in a re-check or in the sleep,
+// and ctx.Err, the caller's code, may panic or call runtime.Goexit.
+func (s *Selector) block(ctx context.Context, start int) (int, error) {
+	s.busy = true
+	defer s.unwind()
 	done := ctx.Done()
 	for {
 		// Register on every ring's bell (W1), then re-check every case
@@ -320,12 +378,12 @@ func (s *Selector) Select(ctx context.Context) (int, error) {
 		for i, c := range s.cases {
 			b, pos := c.c.waitOn()
 			s.bells[i] = b
-			if b == nil {
-				continue
+			if b != nil {
+				var fenced bool
+				s.tickets[i], fenced = b.prepare(pos)
+				unfenced = unfenced || !fenced
 			}
-			var fenced bool
-			s.tickets[i], fenced = b.prepare(pos)
-			unfenced = unfenced || !fenced
+			s.armed = i + 1
 		}
 		i, err, ok := s.poll(start)
 		if !ok && unfenced {
@@ -344,18 +402,33 @@ func (s *Selector) Select(ctx context.Context) (int, error) {
 		if !ok {
 			i, err, ok = s.sleepOnce(done)
 		} else {
-			for j, b := range s.bells {
-				if b != nil {
-					b.Cancel(s.tickets[j])
-				}
-			}
+			s.release()
 		}
 		if ok {
+			s.busy = false
 			s.passOn(i)
 			s.fired(i)
 			return i, err
 		}
 	}
+}
+
+// unwind is block's way out when it did not return: it takes back every
+// registration and node still on a bell, and passes on every wake this
+// Select was handed and did not use, so that a Select that panics or
+// calls runtime.Goexit leaves the rings' other waiters as if it had never
+// waited.
+func (s *Selector) unwind() {
+	if !s.busy {
+		return
+	}
+	s.busy = false
+	s.release()
+	select {
+	case <-s.wake:
+	default:
+	}
+	s.passOn(-1)
 }
 
 // selectStreak is how many Selects in a row start at the case that fired
@@ -405,7 +478,7 @@ func (s *Selector) sleepOnce(done <-chan struct{}) (int, error, bool) {
 	if s.nodes == nil {
 		s.nodes = make([]waiter, len(s.cases))
 	}
-	queued := len(s.cases) // nodes below this index were offered to their bells
+	s.queued = len(s.cases)
 	for i, b := range s.bells {
 		if b == nil {
 			continue
@@ -414,12 +487,12 @@ func (s *Selector) sleepOnce(done <-chan struct{}) (int, error, bool) {
 		w.ch, w.sel = s.wake, true
 		w.passed.Store(false)
 		if !b.enqueue(w, s.tickets[i]) {
-			queued = i
+			s.queued = i
 			break
 		}
 	}
 	chosen, recv, recvOK := -1, reflect.Value{}, false
-	if queued == len(s.cases) {
+	if s.queued == len(s.cases) {
 		if s.sleep == nil {
 			select {
 			case <-s.wake:
@@ -439,22 +512,7 @@ func (s *Selector) sleepOnce(done <-chan struct{}) (int, error, bool) {
 			}
 		}
 	}
-	reuse := true
-	for i, b := range s.bells {
-		switch {
-		case b == nil:
-		case i < queued:
-			if b.dequeue(&s.nodes[i]) {
-				s.owed[i] = true
-				reuse = reuse && s.nodes[i].passed.Load()
-			}
-		default: // not queued: the enqueue that failed, and those after it
-			b.Cancel(s.tickets[i])
-		}
-	}
-	if !reuse {
-		s.nodes = nil // a waker may still touch one: the garbage collector keeps it for it
-	}
+	s.release()
 	select {
 	case <-s.wake: // a token the wake that ended this sleep left, or a later one
 	default:
@@ -465,6 +523,30 @@ func (s *Selector) sleepOnce(done <-chan struct{}) (int, error, bool) {
 	// Woken by a ring or by ctx: the caller re-checks the rings before it
 	// looks at ctx, so an item that came with the cancellation is taken.
 	return -1, nil, false
+}
+
+// release takes back what this round holds on the bells: below queued,
+// the nodes, each dequeued or found woken (a wake now owed); from queued
+// to armed, the registrations. A node a waker may still touch is left to
+// it, and the Selector makes new ones for its next sleep.
+func (s *Selector) release() {
+	reuse := true
+	for i, b := range s.bells[:s.armed] {
+		switch {
+		case b == nil:
+		case i < s.queued:
+			if b.dequeue(&s.nodes[i]) {
+				s.owed[i] = true
+				reuse = reuse && s.nodes[i].passed.Load()
+			}
+		default: // registered only: not yet offered, or the enqueue that failed and those after it
+			b.Cancel(s.tickets[i])
+		}
+	}
+	s.armed, s.queued = 0, 0
+	if !reuse {
+		s.nodes = nil // a waker may still touch one: the garbage collector keeps it for it
+	}
 }
 
 // passOn notifies every bell still owed a wake, but the one whose case

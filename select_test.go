@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"runtime"
+	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 )
@@ -351,4 +353,401 @@ func TestSelectFairness(t *testing.T) {
 			t.Fatalf("case %d fired %d of %d times with all %d ready: %v", i, f, rounds, n, fired)
 		}
 	}
+}
+
+// selectRings are the rings the exit tests run a Select on: every kind,
+// the Mailbox too.
+var selectRings = []struct {
+	name string
+	new  func() Queue[int]
+}{
+	{"SPSC", func() Queue[int] { return NewSPSC[int](4) }},
+	{"MPSC", func() Queue[int] { return NewMPSC[int](4) }},
+	{"SPMC", func() Queue[int] { return NewSPMC[int](4) }},
+	{"MPMC", func() Queue[int] { return NewMPMC[int](4) }},
+	{"Mailbox", func() Queue[int] { return NewMailbox[int]() }},
+}
+
+// notEmptyOf is the Event a receiver of q sleeps on.
+func notEmptyOf(q Queue[int]) *Event { return &q.recvOps().bellsOf().notEmpty.Event }
+
+// queuedOn is how many nodes sleep in e's wait list.
+func queuedOn(e *Event) int {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.q.len()
+}
+
+// waitQueued polls until n nodes sleep in e's wait list: a Select or a
+// Pop that is asleep there, not one that may be about to be.
+func waitQueued(t testing.TB, e *Event, n int) {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for queuedOn(e) < n {
+		if time.Now().After(deadline) {
+			t.Fatalf("%d of %d nodes queued after 30 s: %s", queuedOn(e), n, eventState(e))
+		}
+		time.Sleep(50 * time.Microsecond)
+	}
+}
+
+// popWithin pops from q in a goroutine of its own, which must be asleep
+// on q before push is called, and fails the test if the Pop has not
+// returned the pushed item well after push: a wake lost on the way.
+// queuedBefore is how many nodes e's wait list holds without the Pop.
+func popWithin(t *testing.T, q Queue[int], queuedBefore int, push func()) {
+	t.Helper()
+	e := notEmptyOf(q)
+	popped := make(chan int, 1)
+	go func() {
+		v, _ := q.Pop(context.Background())
+		popped <- v
+	}()
+	waitQueued(t, e, queuedBefore+1)
+	push()
+	select {
+	case v := <-popped:
+		if v != 7 {
+			t.Fatalf("Pop = %d, want 7", v)
+		}
+	case <-time.After(10 * time.Second):
+		st := eventState(e)
+		n := q.Len()
+		q.Close() // let the Pop go
+		t.Fatalf("Pop asleep 10 s after a TryPush with Len() = %d: the wake was lost (%s)", n, st)
+	}
+}
+
+// TestSelectPanicUnqueues: a Select asleep on a ring and a channel send
+// panics when the channel is closed, as a send on a closed channel does.
+// It must take its nodes off the ring's doorbell as it goes: a node left
+// there takes the next Notify, and the Pop that parks after it sleeps
+// beside its item.
+func TestSelectPanicUnqueues(t *testing.T) {
+	if raceEnabled {
+		// Closing a channel that a goroutine is blocked sending on is a
+		// race to the detector: the misuse this test makes on purpose.
+		// TestSelectExitUnregisters panics in a blocked Select without it.
+		t.Skip("the race detector reports the close racing the blocked send")
+	}
+	for _, k := range selectRings {
+		for _, rings := range []string{"ring", "rings"} {
+			t.Run(k.name+"/"+rings, func(t *testing.T) {
+				defer watchdog(t, 60*time.Second)()
+				q := k.new()
+				e := notEmptyOf(q)
+				// With a second ring (full, so the Select waits to send to
+				// it) the Select leaves two doorbells.
+				other := NewMPMC[int](1)
+				other.TryPush(0)
+				ch := make(chan int)
+				var v, w int
+				cases := []Case{Recv(q, &v), SendChan(ch, &w)}
+				if rings == "rings" {
+					cases = append(cases, Send(other, &w))
+				}
+				panicked := make(chan any, 1)
+				go func() {
+					defer func() { panicked <- recover() }()
+					Select(context.Background(), cases...)
+				}()
+				waitQueued(t, e, 1)
+				close(ch)
+				if r := <-panicked; !strings.Contains(fmt.Sprint(r), "closed channel") {
+					t.Fatalf("Select on a closed channel's send: recovered %v, want its panic", r)
+				}
+				checkEventIdle(t, e)
+				checkEventIdle(t, &other.r.bells.notFull.Event)
+				popWithin(t, q, queuedOn(e), func() { q.TryPush(7) })
+			})
+		}
+	}
+}
+
+// exitCtx is a context whose Err, once armed, leaves its caller's
+// goroutine: by runtime.Goexit, or with a panic. Err is the one call into
+// the caller's code that a blocked Select makes while it is registered
+// on its rings.
+type exitCtx struct {
+	context.Context
+	armed  atomic.Bool
+	goexit bool
+}
+
+func (c *exitCtx) Err() error {
+	if c.armed.Load() {
+		if c.goexit {
+			runtime.Goexit()
+		}
+		panic("exitCtx.Err")
+	}
+	return c.Context.Err()
+}
+
+// TestSelectExitUnregisters: a Select that its ctx's Err leaves, by
+// runtime.Goexit or a panic, takes back its registration on every ring,
+// with and without channel cases (two ways to sleep).
+func TestSelectExitUnregisters(t *testing.T) {
+	for _, k := range selectRings {
+		for _, how := range []string{"goexit", "panic"} {
+			for _, chans := range []bool{false, true} {
+				t.Run(fmt.Sprintf("%s/%s/chan=%v", k.name, how, chans), func(t *testing.T) {
+					defer watchdog(t, 60*time.Second)()
+					q := k.new()
+					e := notEmptyOf(q)
+					other := NewMPMC[int](1)
+					other.TryPush(0)
+					var v, w int
+					cases := []Case{Recv(q, &v), Send(other, &w)}
+					if chans {
+						cases = append(cases, RecvChan(make(chan int), &w))
+					}
+					base, cancel := context.WithCancel(context.Background())
+					defer cancel()
+					ctx := &exitCtx{Context: base, goexit: how == "goexit"}
+					left := make(chan string, 1)
+					go func() {
+						how := "goexit" // unless it returns or panics
+						defer func() {
+							if r := recover(); r != nil {
+								how = "panicked"
+							}
+							left <- how
+						}()
+						Select(ctx, cases...)
+						how = "returned"
+					}()
+					waitQueued(t, e, 1)
+					ctx.armed.Store(true)
+					cancel()
+					got := <-left
+					if want := map[string]string{"goexit": "goexit", "panic": "panicked"}[how]; got != want {
+						t.Fatalf("Select's goroutine left by %s, want %s", got, want)
+					}
+					checkEventIdle(t, e)
+					checkEventIdle(t, &other.r.bells.notFull.Event)
+					popWithin(t, q, queuedOn(e), func() { q.TryPush(7) })
+				})
+			}
+		}
+	}
+}
+
+// TestSelectExitPassesWakeOn: however a Select leaves, a ring's wake it
+// was handed goes on to the ring's next waiter. Each round a Select
+// sleeps on a ring and a plain waiter (Pop, or Push on a full ring)
+// sleeps behind it; then the ring gets one item (or one free slot), whose
+// Notify goes to the Select, oldest in line, and at the same moment the
+// Select is made to leave another way: a channel send panics, a channel
+// case fires, the ctx is cancelled, the ctx's Err panics or calls
+// runtime.Goexit. Either the Select took what the ring offered or the
+// waiter must get it; a waiter left asleep beside it is a lost wake.
+func TestSelectExitPassesWakeOn(t *testing.T) {
+	type side struct {
+		name string
+		// setup makes a ring, the Select's case on it, the waiter, the
+		// Event both sleep on, and give, which offers one item or slot.
+		setup func() (c Case, wait func() error, e *Event, give func(), check func() error)
+	}
+	recvSide := func(name string, newQ func() Queue[int]) side {
+		return side{"recv/" + name, func() (Case, func() error, *Event, func(), func() error) {
+			q := newQ()
+			var v int
+			wait := func() error { _, err := q.Pop(context.Background()); return err }
+			check := func() error {
+				if n := q.Len(); n != 0 {
+					return fmt.Errorf("%d items left", n)
+				}
+				return nil
+			}
+			return Recv(q, &v), wait, notEmptyOf(q), func() { q.TryPush(1) }, check
+		}}
+	}
+	sendSide := func(name string, newQ func() Queue[int]) side {
+		return side{"send/" + name, func() (Case, func() error, *Event, func(), func() error) {
+			q := newQ()
+			for q.TryPush(0) {
+			}
+			x := 1
+			wait := func() error { return q.Push(context.Background(), 2) }
+			check := func() error {
+				if n := q.Len(); n != q.Cap() {
+					return fmt.Errorf("%d of %d slots full", n, q.Cap())
+				}
+				return nil
+			}
+			give := func() { q.TryPop() }
+			return Send(q, &x), wait, &q.sendOps().bellsOf().notFull.Event, give, check
+		}}
+	}
+	sides := []side{
+		recvSide("MPMC", func() Queue[int] { return NewMPMC[int](2) }),
+		recvSide("SPMC", func() Queue[int] { return NewSPMC[int](2) }),
+		sendSide("MPMC", func() Queue[int] { return NewMPMC[int](2) }),
+		sendSide("MPSC", func() Queue[int] { return NewMPSC[int](2) }),
+	}
+	exits := []string{"panic", "chan", "cancel", "errpanic", "goexit"}
+	for _, sd := range sides {
+		for _, exit := range exits {
+			t.Run(sd.name+"/"+exit, func(t *testing.T) {
+				if exit == "panic" && raceEnabled {
+					t.Skip("the race detector reports the close racing the blocked send (see TestSelectPanicUnqueues)")
+				}
+				defer watchdog(t, 120*time.Second)()
+				var took, left int
+				for round := range parkScale(400) {
+					c, wait, e, give, check := sd.setup()
+					base, cancel := context.WithCancel(context.Background())
+					ctx := &exitCtx{Context: base, goexit: exit == "goexit"}
+					ch := make(chan int, 1)
+					var w int
+					cases, ringCase := []Case{c}, 0
+					var leave func()
+					switch exit {
+					case "panic":
+						cases = append(cases, SendChan(ch, &w))
+						ch <- 0 // full: the send waits
+						leave = func() { close(ch) }
+					case "chan":
+						cases = append(cases, RecvChan(ch, &w))
+						leave = func() { ch <- 1 }
+					case "cancel":
+						leave = cancel
+					case "errpanic", "goexit":
+						leave = func() { ctx.armed.Store(true); cancel() }
+					}
+					if len(cases) == 2 && round%4 >= 2 {
+						// The channel case first: a Select woken by the
+						// ring's Notify then tries the channel before the
+						// ring, and leaves by it holding the ring's wake.
+						cases[0], cases[1], ringCase = cases[1], cases[0], 1
+					}
+					fired := make(chan int, 1) // the case that fired, or -1
+					go func() {
+						k := -1
+						defer func() {
+							recover()
+							fired <- k
+						}()
+						k, _ = Select(ctx, cases...)
+					}()
+					waitQueued(t, e, 1)
+					waited := make(chan error, 1)
+					go func() { waited <- wait() }()
+					waitQueued(t, e, 2)
+					k := -2
+					switch {
+					case round%2 == 0:
+						give()
+						leave()
+					case round%4 == 3 && len(cases) == 1:
+						// Gone before the offer: a ctx leaves no wake
+						// to pass on, only registrations to take back.
+						leave()
+						k = <-fired
+						give()
+					default:
+						leave()
+						give()
+					}
+					if k == -2 {
+						k = <-fired
+					}
+					if k == ringCase { // the Select took the offer: the waiter needs another
+						took++
+						give()
+					} else {
+						left++
+					}
+					select {
+					case err := <-waited:
+						if err != nil {
+							t.Fatal(err)
+						}
+					case <-time.After(10 * time.Second):
+						t.Fatalf("round %d: the Select left by case %d and the waiter is still asleep 10 s later beside its item or slot: %s",
+							round, k, eventState(e))
+					}
+					if err := check(); err != nil {
+						t.Fatalf("round %d: %v", round, err)
+					}
+					checkEventIdle(t, e)
+					cancel()
+				}
+				t.Logf("%d rounds the Select took the offer, %d it left another way", took, left)
+			})
+		}
+	}
+}
+
+// TestSelectNilRing: Recv and Send refuse, at the call, every ring kind
+// and end they take when it holds no ring: a nil pointer, passed as
+// itself or inside an interface, an end made without its ring, a
+// pointer to one, a nil interface. The message names the type.
+func TestSelectNilRing(t *testing.T) {
+	var v int
+	var w uint64
+	for _, c := range []struct {
+		want string
+		f    func() Case
+	}{
+		{"knit: Recv of a nil *SPSC", func() Case { return Recv((*SPSC[int])(nil), &v) }},
+		{"knit: Recv of a nil *MPSC", func() Case { return Recv((*MPSC[int])(nil), &v) }},
+		{"knit: Recv of a nil *SPMC", func() Case { return Recv((*SPMC[int])(nil), &v) }},
+		{"knit: Recv of a nil *MPMC", func() Case { return Recv((*MPMC[int])(nil), &v) }},
+		{"knit: Recv of a nil *Mailbox", func() Case { return Recv((*Mailbox[int])(nil), &v) }},
+		{"knit: Recv of a nil *Subscription", func() Case { return Recv((*Subscription[int])(nil), &v) }},
+		{"knit: Recv of a nil *Words", func() Case { return Recv((*Words)(nil), &w) }},
+		{"knit: Recv of a nil *MPMC", func() Case { return Recv(Queue[int]((*MPMC[int])(nil)), &v) }},
+		{"knit: Recv of a nil *Mailbox", func() Case { return Recv(Source[int]((*Mailbox[int])(nil)), &v) }},
+		{"knit: Recv of a nil *SPSCConsumer", func() Case { return Recv((*SPSCConsumer[int])(nil), &v) }},
+		{"knit: Recv of a zero SPSCConsumer", func() Case { return Recv(SPSCConsumer[int]{}, &v) }},
+		{"knit: Recv of a zero *SPSCConsumer", func() Case { return Recv(&SPSCConsumer[int]{}, &v) }},
+		{"knit: Recv of a zero WordsConsumer", func() Case { return Recv(WordsConsumer{}, &w) }},
+		{"knit: Recv of a zero *WordsConsumer", func() Case { return Recv(&WordsConsumer{}, &w) }},
+		{"knit: Recv of a nil Source", func() Case { return Recv[int](nil, &v) }},
+		{"knit: Recv of a nil Source", func() Case { return Recv(Queue[int](nil), &v) }},
+
+		{"knit: Send of a nil *SPSC", func() Case { return Send((*SPSC[int])(nil), &v) }},
+		{"knit: Send of a nil *MPSC", func() Case { return Send((*MPSC[int])(nil), &v) }},
+		{"knit: Send of a nil *SPMC", func() Case { return Send((*SPMC[int])(nil), &v) }},
+		{"knit: Send of a nil *MPMC", func() Case { return Send((*MPMC[int])(nil), &v) }},
+		{"knit: Send of a nil *Mailbox", func() Case { return Send((*Mailbox[int])(nil), &v) }},
+		{"knit: Send of a nil *Broadcast", func() Case { return Send((*Broadcast[int])(nil), &v) }},
+		{"knit: Send of a nil *Words", func() Case { return Send((*Words)(nil), &w) }},
+		{"knit: Send of a nil *SPMC", func() Case { return Send(Queue[int]((*SPMC[int])(nil)), &v) }},
+		{"knit: Send of a nil *SPSCProducer", func() Case { return Send((*SPSCProducer[int])(nil), &v) }},
+		{"knit: Send of a zero SPSCProducer", func() Case { return Send(SPSCProducer[int]{}, &v) }},
+		{"knit: Send of a zero *SPSCProducer", func() Case { return Send(&SPSCProducer[int]{}, &v) }},
+		{"knit: Send of a zero WordsProducer", func() Case { return Send(WordsProducer{}, &w) }},
+		{"knit: Send of a zero *WordsProducer", func() Case { return Send(&WordsProducer{}, &w) }},
+		{"knit: Send of a nil Sink", func() Case { return Send[int](nil, &v) }},
+		{"knit: Send of a nil Sink", func() Case { return Send(Queue[int](nil), &v) }},
+		// The ring is checked before the value pointer.
+		{"knit: Send of a nil *MPMC", func() Case { return Send[int]((*MPMC[int])(nil), nil) }},
+		{"knit: Send with a nil value pointer", func() Case { return Send[int](NewMPMC[int](1), nil) }},
+	} {
+		func() {
+			defer func() {
+				r := recover()
+				if r == nil {
+					return // no panic: reported after the call
+				}
+				if msg, _ := r.(string); !strings.HasPrefix(msg, c.want) || strings.Contains(msg, "[") {
+					t.Errorf("panic %v (%T), want %q", r, r, c.want)
+				}
+			}()
+			c.f()
+			t.Errorf("no panic, want %q", c.want)
+		}()
+	}
+	// A ring and its ends as they are made are accepted.
+	s, ws, b := NewSPSC[int](1), NewWords(1), NewBroadcast[int](1)
+	Recv(s.Consumer(), &v)
+	Send(s.Producer(), &v)
+	Recv(ws.Consumer(), &w)
+	Send(ws.Producer(), &w)
+	Recv(b.Subscribe(), &v)
+	Send(b, &v)
+	Recv(NewMailbox[int](), &v)
 }
