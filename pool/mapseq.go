@@ -48,12 +48,17 @@ func MapStream[In, Out any](ctx context.Context, p *Pool, seq iter.Seq[In], fn f
 				yield(zero, err)
 				return
 			}
+			s.push(Submit(s.sub, p, func() (Out, error) { return fn(v) }))
+			// Yield what is ready, and wait for the head while the window
+			// is full: v was in it as soon as seq produced it, so seq is
+			// read again only once there is room.
 			for s.n > 0 {
 				out, err, ok := s.take(s.n == len(s.fs))
 				if !ok {
 					break
 				}
 				if err != nil {
+					s.cancel() // skip the queued elements while the body sees err
 					yield(zero, err)
 					return
 				}
@@ -61,11 +66,11 @@ func MapStream[In, Out any](ctx context.Context, p *Pool, seq iter.Seq[In], fn f
 					return
 				}
 			}
-			s.push(Submit(s.ctx, p, func() (Out, error) { return fn(v) }))
 		}
 		for s.n > 0 {
 			out, err, _ := s.take(true)
 			if err != nil {
+				s.cancel()
 				yield(zero, err)
 				return
 			}
@@ -110,7 +115,7 @@ func checkMap[In, Out any](ctx context.Context, p *Pool, seq iter.Seq[In], fn fu
 // a ring of the window's size.
 type stream[Out any] struct {
 	ctx    context.Context // the caller's
-	sub    context.Context // the elements': ended by settle
+	sub    context.Context // the elements': ended with the stream
 	cancel context.CancelFunc
 	fs     []Future[Out]
 	head   int

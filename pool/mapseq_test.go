@@ -59,7 +59,7 @@ func TestMapStreamOrder(t *testing.T) {
 					t.Fatalf("n=%d: result %d = %d, %v", n, i, v, err)
 				}
 				i++
-				if ahead := m.read.Load() - int64(i); ahead > window+1 {
+				if ahead := m.read.Load() - int64(i); ahead > window {
 					t.Fatalf("n=%d: %d elements read ahead of the %d yielded, window %d", n, ahead, i, window)
 				}
 			}
@@ -214,7 +214,7 @@ func TestMapStreamStops(t *testing.T) {
 						t.Fatalf("%s at %d: result %d = %d", how, at, i, v)
 					}
 				}
-				if r := m.read.Load(); r > int64(at)+window+1 {
+				if r := m.read.Load(); r > int64(at)+window {
 					t.Fatalf("%s at %d: read %d elements, window %d", how, at, r, window)
 				}
 				cancel()
@@ -265,4 +265,182 @@ func TestMapSeqClosed(t *testing.T) {
 	if _, err := MapSeq(context.Background(), p, seq, func(x int) (int, error) { return x, nil }); !errors.Is(err, ErrClosed) {
 		t.Fatalf("MapSeq on a closed pool = %v", err)
 	}
+}
+
+// TestMapStreamSkipsQueued: elements still queued when the loop is left
+// (a break, an error, the end of ctx) do not run: they are skipped, and
+// Stats counts them in SkippedCtx. With one worker, for break and error,
+// that worker ranges over the stream from a task, so an element runs only
+// when the stream's own waits run it: the first in the wait for the first
+// result, which fills the window, the rest, still queued, in the wait
+// after the loop, where they must find their context ended. (Ranged over
+// from outside, the worker that ran the first element would race the
+// loop for the next.) For ctx the loop ranges from outside, with the
+// first element blocked until ctx has ended.
+func TestMapStreamSkipsQueued(t *testing.T) {
+	watchdog(t, 20*time.Second)
+	errStop := errors.New("stop")
+	for _, how := range []string{"break", "error", "ctx"} {
+		t.Run(how, func(t *testing.T) {
+			p := New(Config{Workers: 1})
+			defer p.Close()
+			window := mapStreamPerWorker * len(p.workersNow())
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			var calls, read atomic.Int64
+			seq := func(yield func(int) bool) {
+				for i := 0; ; i++ {
+					read.Add(1)
+					if !yield(i) {
+						return
+					}
+				}
+			}
+			gate := make(chan struct{})
+			fn := func(x int) (int, error) {
+				calls.Add(1)
+				if x == 0 && how == "error" {
+					return 0, errStop
+				}
+				if x == 0 && how == "ctx" {
+					<-gate
+				}
+				return x, nil
+			}
+			base := p.Stats().SkippedCtx
+			loop := func() error {
+				for _, err := range MapStream(ctx, p, seq, fn) {
+					if err != nil {
+						return err
+					}
+					if how == "break" {
+						break
+					}
+				}
+				return nil
+			}
+			var err error
+			if how == "ctx" {
+				// The worker is in element 0; once the rest of the window
+				// is queued behind it, end ctx, then let element 0 return.
+				go func() {
+					defer close(gate)
+					if !eventually(10*time.Second, func() bool {
+						return calls.Load() == 1 && p.Stats().QueueDepth == window-1
+					}) {
+						t.Errorf("the window never filled: %d calls, %+v", calls.Load(), p.Stats())
+					}
+					cancel()
+				}()
+				err = loop()
+			} else {
+				_, err = Submit(context.Background(), p, func() (int, error) { return 0, loop() }).Wait(context.Background())
+			}
+			switch how {
+			case "break":
+				if err != nil {
+					t.Fatalf("break: %v", err)
+				}
+			case "error":
+				if !errors.Is(err, errStop) {
+					t.Fatalf("error: %v", err)
+				}
+			case "ctx":
+				if !errors.Is(err, context.Canceled) {
+					t.Fatalf("ctx: %v", err)
+				}
+			}
+			if c := calls.Load(); c != 1 {
+				t.Errorf("%d fn calls after the loop, want 1: the %d elements queued behind the first must not run", c, window-1)
+			}
+			// A worker counts a skip after the skipped call's Wait returns.
+			if !eventually(10*time.Second, func() bool { s := p.Stats(); return s.Completed+s.Skipped == s.Submitted }) {
+				t.Fatalf("tasks left behind: %+v", p.Stats())
+			}
+			if s := p.Stats().SkippedCtx - base; s != uint64(window-1) {
+				t.Errorf("SkippedCtx %d, want %d (read %d)", s, window-1, read.Load())
+			}
+		})
+	}
+}
+
+// TestMapStreamWindow: seq is read only while the window has room: at
+// every element seq produces, and at every result the loop body gets, at
+// most four elements per worker have been read and not yet yielded. Each
+// fn blocks until the test opens its gate, which it does only once the
+// stream can read no further (the window full, or seq at its end), so the
+// window does fill. Only shapes whose queues hold a whole window: with
+// smaller ones the submit waits for room first.
+func TestMapStreamWindow(t *testing.T) {
+	watchdog(t, 60*time.Second)
+	var shapes []shape
+	for _, c := range configs() {
+		if c.cfg.QueueSize == 0 {
+			shapes = append(shapes, c)
+		}
+	}
+	eachShape(t, shapes, func(t *testing.T, p *Pool) {
+		window := int64(mapStreamPerWorker * len(p.workersNow()))
+		n := int(5*window + 3)
+		gates := make([]chan struct{}, n)
+		for i := range gates {
+			gates[i] = make(chan struct{})
+		}
+		var produced, yielded atomic.Int64
+		var over atomic.Bool // reported once
+		check := func(where string) {
+			if ahead := produced.Load() - yielded.Load(); ahead > window && over.CompareAndSwap(false, true) {
+				t.Errorf("at a %s: %d read and %d yielded, %d ahead of a window of %d", where, produced.Load(), yielded.Load(), ahead, window)
+			}
+		}
+		seq := func(yield func(int) bool) {
+			for i := range n {
+				produced.Add(1)
+				check("read")
+				if !yield(i) {
+					return
+				}
+			}
+		}
+		opened := make(chan struct{})
+		go func() {
+			defer close(opened)
+			open := 0
+			defer func() {
+				for ; open < n; open++ {
+					close(gates[open])
+				}
+			}()
+			for open < n {
+				var upto int
+				if !eventually(20*time.Second, func() bool {
+					pr := produced.Load()
+					upto = int(pr)
+					return upto > open && (upto == n || pr-yielded.Load() >= window)
+				}) {
+					t.Errorf("stuck: %d read, %d yielded, %d opened", produced.Load(), yielded.Load(), open)
+					return
+				}
+				for ; open < upto; open++ {
+					close(gates[open])
+				}
+			}
+		}()
+		i := 0
+		for v, err := range MapStream(context.Background(), p, seq, func(x int) (int, error) {
+			<-gates[x]
+			return x, nil
+		}) {
+			if err != nil || v != i {
+				t.Fatalf("result %d = %d, %v", i, v, err)
+			}
+			check("yield")
+			yielded.Add(1)
+			i++
+		}
+		<-opened
+		if i != n {
+			t.Fatalf("%d results of %d", i, n)
+		}
+	})
 }
