@@ -49,7 +49,7 @@ func mailboxRows(cfg harness.Config) []harness.Row {
 			q := xsync.NewUMPSCQueue[uint64]()
 			return startContended(p, 1,
 				func(v uint64) error { q.Enqueue(v); return nil },
-				func() error { q.Dequeue(); return nil },
+				func() (uint64, error) { return q.Dequeue(), nil },
 				nil)
 		})
 		row("knit Mailbox", func() harness.Bench {

@@ -16,7 +16,7 @@ func lscqRow(g string, p int) []harness.Row {
 		q := lscq.NewUint64()
 		return startContended(p, 1,
 			func(v uint64) error { q.Enqueue(v); return nil },
-			tryPop(func() bool { _, ok := q.Dequeue(); return ok }),
+			tryPop(q.Dequeue),
 			nil), nil
 	}}}
 }

@@ -29,34 +29,36 @@ func tryPush(try func(uint64) bool) func(uint64) error {
 	}
 }
 
-func tryPop(try func() bool) func() error {
-	return func() error {
-		for f := 1; !try(); f++ {
+func tryPop(try func() (uint64, bool)) func() (uint64, error) {
+	return func() (uint64, error) {
+		for f := 1; ; f++ {
+			if v, ok := try(); ok {
+				return v, nil
+			}
 			if f%tryMisses == 0 {
 				runtime.Gosched()
 			}
 		}
-		return nil
 	}
 }
 
 // startTryContended is the contended shape with try loops.
-func startTryContended(p, c int, push func(uint64) bool, pop func() bool) *contended {
+func startTryContended(p, c int, push func(uint64) bool, pop func() (uint64, bool)) *contended {
 	return startContended(p, c, tryPush(push), tryPop(pop), nil)
 }
 
 func knitTryContended(q knit.Queue[uint64], p, c int) *contended {
-	return startTryContended(p, c, q.TryPush, func() bool { _, ok := q.TryPop(); return ok })
+	return startTryContended(p, c, q.TryPush, q.TryPop)
 }
 
 func xsyncMPMCContended(p, c int) *contended {
 	q := xsync.NewMPMCQueue[uint64](ringCap)
-	return startTryContended(p, c, q.TryEnqueue, func() bool { _, ok := q.TryDequeue(); return ok })
+	return startTryContended(p, c, q.TryEnqueue, q.TryDequeue)
 }
 
 func xsyncSPSCContended() *contended {
 	q := xsync.NewSPSCQueue[uint64](ringCap)
-	return startTryContended(1, 1, q.TryEnqueue, func() bool { _, ok := q.TryDequeue(); return ok })
+	return startTryContended(1, 1, q.TryEnqueue, q.TryDequeue)
 }
 
 // peerContendedRows are the try-loop rows of a contended group.

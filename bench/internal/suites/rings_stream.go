@@ -25,7 +25,7 @@ import (
 // call on every op, and the two rows are there to compare the Go and
 // assembly paths of the same ring.
 
-var errOrder = errors.New("item out of order")
+var errOrder = errors.New("item lost, duplicated or out of order")
 
 func outOfOrder(what string, got, want uint64) error {
 	return fmt.Errorf("%s: got %d, want %d: %w", what, got, want, errOrder)
@@ -473,43 +473,93 @@ func (p *ringPair) Close() error {
 // the instance; Run hands each its share of n items and waits for all of
 // them. push and pop are the transport; a failure closes it (closeQ), so
 // that no goroutine stays blocked and Run returns the error.
+//
+// The items of a round are 0..n-1, each pushed once, and Run checks that
+// each came out once, as the stream rows check their sequence: once every
+// producer is done it pushes one end marker per consumer behind the
+// items, which a consumer reaches only when an item was lost; once every
+// consumer is done it pops the markers, where an item that came out twice
+// leaves one of the round's in the way; then it compares the sum of what
+// the consumers popped with that of 0..n-1, which shows an item changed
+// on the way. The markers cost 2c ops a round, outside the consumers'
+// loops; a ring that loses a marker itself still leaves Run waiting.
 type contended struct {
-	cmds   []chan int
-	np, nc int
-	round  sync.WaitGroup
-	exit   sync.WaitGroup
-	mu     sync.Mutex
-	err    error
-	closeQ func()
+	cmds      []chan contendedShare
+	np, nc    int
+	items     bool // push and pop move the items; false for the limit, which moves none
+	push      func(uint64) error
+	pop       func() (uint64, error)
+	producers sync.WaitGroup
+	round     sync.WaitGroup
+	exit      sync.WaitGroup
+	mu        sync.Mutex
+	err       error
+	sum       uint64 // of the items popped this round
+	closeQ    func()
 }
 
-func startContended(p, c int, push func(uint64) error, pop func() error, closeQ func()) *contended {
-	k := &contended{np: p, nc: c, closeQ: closeQ}
+// contendedShare is a worker's part of a round: n items, and for a
+// producer the first of them.
+type contendedShare struct{ first, n int }
+
+// endMarker follows a round's items; no item is as large.
+const endMarker = ^uint64(0)
+
+func startContended(p, c int, push func(uint64) error, pop func() (uint64, error), closeQ func()) *contended {
+	return newContended(p, c, true, push, pop, closeQ)
+}
+
+func newContended(p, c int, items bool, push func(uint64) error, pop func() (uint64, error), closeQ func()) *contended {
+	k := &contended{np: p, nc: c, items: items, push: push, pop: pop, closeQ: closeQ}
 	for i := range p + c {
-		cmd := make(chan int, 1)
+		cmd := make(chan contendedShare, 1)
 		k.cmds = append(k.cmds, cmd)
 		k.exit.Add(1)
-		producer := i < p
-		go func() {
-			defer k.exit.Done()
-			for quota := range cmd {
-				for j := range quota {
-					var err error
-					if producer {
-						err = push(uint64(j))
-					} else {
-						err = pop()
-					}
-					if err != nil {
-						k.fail(err)
-						break
-					}
-				}
-				k.round.Done()
-			}
-		}()
+		if i < p {
+			go k.produce(cmd)
+		} else {
+			go k.consume(cmd)
+		}
 	}
 	return k
+}
+
+func (k *contended) produce(cmd <-chan contendedShare) {
+	defer k.exit.Done()
+	push := k.push
+	for s := range cmd {
+		for j := range s.n {
+			if err := push(uint64(s.first + j)); err != nil {
+				k.fail(err)
+				break
+			}
+		}
+		k.producers.Done()
+	}
+}
+
+func (k *contended) consume(cmd <-chan contendedShare) {
+	defer k.exit.Done()
+	pop := k.pop
+	for s := range cmd {
+		var sum uint64
+		for j := range s.n {
+			v, err := pop()
+			if err == nil && v == endMarker {
+				err = fmt.Errorf("contended: a consumer reached the end of the round %d items short of its %d: %w",
+					s.n-j, s.n, errOrder)
+			}
+			if err != nil {
+				k.fail(err)
+				break
+			}
+			sum += v
+		}
+		k.mu.Lock()
+		k.sum += sum
+		k.mu.Unlock()
+		k.round.Done()
+	}
 }
 
 func (k *contended) fail(err error) {
@@ -533,15 +583,65 @@ func share(n, count, i int) int {
 	return q
 }
 
+// sumBelow is 0 + 1 + ... + n-1, wrapping as the consumers' sums do.
+func sumBelow(n int) uint64 {
+	u := uint64(n)
+	if u%2 == 0 {
+		return u / 2 * (u - 1)
+	}
+	return (u - 1) / 2 * u
+}
+
 func (k *contended) Run(n int) error {
-	k.round.Add(k.np + k.nc)
+	k.producers.Add(k.np)
+	k.round.Add(k.nc)
+	k.mu.Lock()
+	k.sum = 0
+	k.mu.Unlock()
+	first := 0
 	for i := range k.np {
-		k.cmds[i] <- share(n, k.np, i)
+		s := contendedShare{first, share(n, k.np, i)}
+		k.cmds[i] <- s
+		first += s.n
 	}
 	for i := range k.nc {
-		k.cmds[k.np+i] <- share(n, k.nc, i)
+		k.cmds[k.np+i] <- contendedShare{0, share(n, k.nc, i)}
+	}
+	k.producers.Wait()
+	if k.items && k.firstErr() == nil {
+		for range k.nc {
+			if err := k.push(endMarker); err != nil {
+				k.fail(err)
+				break
+			}
+		}
 	}
 	k.round.Wait()
+	if err := k.firstErr(); err != nil || !k.items {
+		return err
+	}
+	for range k.nc {
+		v, err := k.pop()
+		if err == nil && v != endMarker {
+			err = fmt.Errorf("contended: item %d popped after the round's last: %w", v, errOrder)
+		}
+		if err != nil {
+			k.fail(err)
+			return err
+		}
+	}
+	k.mu.Lock()
+	sum := k.sum
+	k.mu.Unlock()
+	if want := sumBelow(n); sum != want {
+		err := outOfOrder("contended: sum of the round's items", sum, want)
+		k.fail(err)
+		return err
+	}
+	return nil
+}
+
+func (k *contended) firstErr() error {
 	k.mu.Lock()
 	defer k.mu.Unlock()
 	return k.err
@@ -562,7 +662,7 @@ func startChanContended(p, c int) *contended {
 	ch := make(chan uint64, ringCap)
 	return startContended(p, c,
 		func(v uint64) error { ch <- v; return nil },
-		func() error { <-ch; return nil },
+		func() (uint64, error) { return <-ch, nil },
 		nil)
 }
 
@@ -570,7 +670,7 @@ func startRingContended(q knit.Queue[uint64], p, c int) *contended {
 	ctx := context.Background()
 	return startContended(p, c,
 		func(v uint64) error { return q.Push(ctx, v) },
-		func() error { _, err := q.Pop(ctx); return err },
+		func() (uint64, error) { return q.Pop(ctx) },
 		q.Close)
 }
 
@@ -585,9 +685,9 @@ type addWords struct {
 
 func startAddContended(p, c int) *contended {
 	w := new(addWords)
-	return startContended(p, c,
+	return newContended(p, c, false,
 		func(uint64) error { w.tail.Add(1); return nil },
-		func() error { w.head.Add(1); return nil },
+		func() (uint64, error) { w.head.Add(1); return 0, nil },
 		nil)
 }
 

@@ -1,11 +1,18 @@
 package suites
 
 import (
+	"context"
+	"errors"
+	"fmt"
 	"math"
 	"os"
+	"runtime"
+	"strings"
+	"sync"
 	"testing"
 	"time"
 
+	"github.com/knit-go/knit"
 	"github.com/knit-go/knit/bench/internal/harness"
 )
 
@@ -138,4 +145,120 @@ func TestChecksum(t *testing.T) {
 	if got := checksum(string(b)); got != want {
 		t.Errorf("checksum(string) = %d, want %d", got, want)
 	}
+}
+
+// faultyQueue is a ring that mishandles its at-th successful push, as a
+// broken ring would: "drop" loses the item, "duplicate" delivers it twice,
+// "corrupt" delivers another value. Pushes are serialised so that the
+// fault lands on exactly one item whichever producer makes it.
+type faultyQueue struct {
+	knit.Queue[uint64]
+	fault  string
+	at     int
+	mu     sync.Mutex
+	pushed int
+}
+
+func (q *faultyQueue) Push(ctx context.Context, v uint64) error {
+	return q.push(v, func(v uint64) bool { return q.Queue.Push(ctx, v) == nil })
+}
+
+func (q *faultyQueue) TryPush(v uint64) bool {
+	return q.push(v, q.Queue.TryPush) == nil
+}
+
+var errFaultyFull = errors.New("full or closed")
+
+func (q *faultyQueue) push(v uint64, try func(uint64) bool) error {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if q.pushed+1 == q.at {
+		switch q.fault {
+		case "drop":
+			q.pushed++
+			return nil
+		case "duplicate":
+			if !try(v) {
+				return errFaultyFull
+			}
+			for !try(v) {
+				runtime.Gosched() // the consumers make room
+			}
+			q.pushed++
+			return nil
+		case "corrupt":
+			v ^= 1 << 40
+		}
+	}
+	if !try(v) {
+		return errFaultyFull
+	}
+	q.pushed++
+	return nil
+}
+
+// TestContendedChecksItems runs the contended rows' shape, blocking and
+// with try loops, over a ring that loses, duplicates or corrupts one
+// item, and checks that Run reports it (errOrder) instead of passing or
+// waiting for ever; over the same ring without a fault, rounds pass.
+func TestContendedChecksItems(t *testing.T) {
+	// What Run reports for each fault: a consumer finds an end marker, an
+	// item is left behind the round's last, or the sum is off.
+	says := map[string]string{"drop": "items short", "duplicate": "after the round's last", "corrupt": "sum of the round's items"}
+	for _, fault := range []string{"none", "drop", "duplicate", "corrupt"} {
+		for _, try := range []bool{false, true} {
+			name := fault + "/blocking"
+			if try {
+				name = fault + "/try"
+			}
+			t.Run(name, func(t *testing.T) {
+				q := &faultyQueue{Queue: knit.NewMPMC[uint64](16), fault: fault, at: 3}
+				var b *contended
+				if try {
+					b = knitTryContended(q, 2, 3)
+				} else {
+					b = startRingContended(q, 2, 3)
+				}
+				rounds := 1
+				if fault == "none" {
+					rounds = 5
+				}
+				for r := range rounds {
+					err := runWithin(t, b, q, 200)
+					if fault == "none" && err != nil {
+						t.Fatalf("round %d: %v", r, err)
+					}
+					if fault != "none" && (!errors.Is(err, errOrder) || !strings.Contains(err.Error(), says[fault])) {
+						t.Fatalf("Run over a ring that makes a %s fault = %v, want an error wrapping %q that says %q",
+							fault, err, errOrder, says[fault])
+					}
+				}
+				if err := b.Close(); err != nil {
+					t.Fatalf("Close: %v", err)
+				}
+			})
+		}
+	}
+}
+
+// runWithin is b.Run(n) that fails t, and closes q to free the
+// goroutines blocked on it, when Run has not returned within 30 seconds:
+// a check that misses a lost item leaves a consumer waiting for it.
+func runWithin(t *testing.T, b *contended, q knit.Queue[uint64], n int) error {
+	t.Helper()
+	done := make(chan error, 1)
+	go func() { done <- b.Run(n) }()
+	select {
+	case err := <-done:
+		return err
+	case <-time.After(30 * time.Second):
+	}
+	q.Close()
+	select {
+	case err := <-done:
+		t.Fatalf("Run(%d) returned only once the ring was closed, with %v", n, err)
+	case <-time.After(30 * time.Second):
+		t.Fatalf("Run(%d) hung, also after the ring was closed", n)
+	}
+	return fmt.Errorf("unreachable")
 }
