@@ -30,6 +30,7 @@ const checkEnds = true
 
 // sideGuard watches one single side.
 type sideGuard struct {
+	_      [CacheLineSize]byte
 	holder atomic.Uintptr // the goroutine inside a call on this side (goid.Curg), 0 when none
 	depth  int32          // the holder's nesting of calls (a Pop's attempts inside its wait); the holder's alone
 	last   atomic.Uintptr // the goroutine that made the side's latest call
@@ -37,6 +38,9 @@ type sideGuard struct {
 	// another goroutine closed the ring: its next call on the side is
 	// the race.
 	closedUnder atomic.Uintptr
+	// Every call writes the guard: on a line of its own it does not
+	// take the lines the other side reads away from it.
+	_ [CacheLineSize - 4*8]byte
 }
 
 func (g *sideGuard) enter(ring, side string) {
@@ -53,7 +57,9 @@ func (g *sideGuard) enter(ring, side string) {
 		g.leave()
 		panic("knit: the producer of a " + ring + " called it after another goroutine closed it; a Close racing the producer can be undone: let the producer close, or close only after its last call (knit_checkends)")
 	}
-	g.last.Store(me)
+	if g.last.Load() != me { // a store is a locked XCHG: only on a handoff
+		g.last.Store(me)
+	}
 }
 
 func (g *sideGuard) leave() {
