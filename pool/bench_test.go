@@ -439,3 +439,68 @@ func BenchmarkCallBatchGrains(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkResize is the cost of changing the worker count by thousands,
+// on pools of default queues: Resize from one worker to w until every
+// worker has parked ("up"), from w back to one until every removed worker
+// has left ("down"), and Close of w workers ("close"). Each op builds its
+// pool untimed and lets it go quiet (every worker parked) before the
+// timed step, so that no worker still busy from the setup is charged to
+// it; cpu-ms/op is the process's CPU time over the timed steps. One op is
+// seconds at these sizes where a step costs the square of w: run with
+// -benchtime 1x.
+func BenchmarkResize(b *testing.B) {
+	quiet := func(b *testing.B, p *Pool) {
+		if _, ok := settleParked(p, time.Minute); !ok {
+			b.Fatalf("workers not parked: %+v", p.Stats())
+		}
+	}
+	// grown returns a pool of one worker grown to w, quiet.
+	grown := func(b *testing.B, w int) *Pool {
+		p := New(Config{Workers: 1})
+		p.Resize(w)
+		quiet(b, p)
+		return p
+	}
+	// each runs b.N ops of setup (untimed), step (timed) and teardown
+	// (untimed).
+	each := func(b *testing.B, setup func() *Pool, step, teardown func(*Pool)) {
+		var cpu time.Duration
+		b.StopTimer()
+		for range b.N {
+			p := setup()
+			c0 := cputime.Used()
+			b.StartTimer()
+			step(p)
+			b.StopTimer()
+			cpu += cputime.Used() - c0
+			teardown(p)
+		}
+		b.ReportMetric(float64(cpu)/1e6/float64(b.N), "cpu-ms/op")
+	}
+	for _, w := range []int{1024, 8192} {
+		b.Run(fmt.Sprintf("up/w%d", w), func(b *testing.B) {
+			each(b, func() *Pool { return New(Config{Workers: 1}) },
+				func(p *Pool) {
+					p.Resize(w)
+					for s := p.Stats(); s.Parked != s.Workers; s = p.Stats() {
+						time.Sleep(100 * time.Microsecond)
+					}
+				},
+				(*Pool).Close)
+		})
+		b.Run(fmt.Sprintf("down/w%d", w), func(b *testing.B) {
+			each(b, func() *Pool { return grown(b, w) },
+				func(p *Pool) {
+					p.Resize(1)
+					for p.Stats().Retiring != 0 {
+						time.Sleep(100 * time.Microsecond)
+					}
+				},
+				(*Pool).Close)
+		})
+		b.Run(fmt.Sprintf("close/w%d", w), func(b *testing.B) {
+			each(b, func() *Pool { return grown(b, w) }, (*Pool).Close, func(*Pool) {})
+		})
+	}
+}

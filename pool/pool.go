@@ -93,17 +93,25 @@ type Pool struct {
 	cpus    []int // the CPUs to pin worker ids to, round-robin; nil: none
 
 	// mu serialises Resize, a removed worker's leaving, Close's start
-	// and Stats' snapshot of the set and gone; blocks and gone are
+	// and Stats' snapshot of the set and gone; the fields below it are
 	// written under it.
-	mu     sync.Mutex
-	blocks []*idBlock // every id block made, in id order; see resize.go
-	gone   goneCounts
+	mu        sync.Mutex
+	blocks    []*idBlock // every id block made, in id order; see resize.go
+	freeFrom  int        // every id below it is held (see freeID)
+	leftInSet int        // workers of the set that have left (see leave)
+	gone      goneCounts
 
 	// Shutdown machinery, off the hot paths.
 	closeOnce sync.Once
 	live      atomic.Int32  // worker goroutines that have not exited
 	done      chan struct{} // closed by the last worker to exit
 	abandoned atomic.Uint64
+	// drain is the workers whose queues beginClose closed: every queue
+	// that can still hold a task. Written before state leaves stateOpen.
+	drain []*worker
+	// drainFrom is how many of drain's queues, from the first, have been
+	// found empty, which a closed queue then stays (see drainedUpTo).
+	drainFrom atomic.Int64
 
 	// caches holds Submit's recycled call slots, one cache per result
 	// type; see submit.go.
@@ -138,7 +146,8 @@ func New(cfg Config) *Pool {
 	for i := range ws {
 		ws[i] = p.newWorker(i)
 	}
-	p.set.Store(p.makeSet(ws, nil))
+	p.freeFrom = n
+	p.publish(ws, nil)
 	p.start(ws)
 	return p
 }
@@ -375,7 +384,9 @@ func (p *Pool) Shutdown(ctx context.Context) error {
 	p.state.CompareAndSwap(stateClosing, stateAbandon)
 	p.wakeAll() // parked workers must see stateAbandon and exit
 	n := 0
-	for _, w := range p.set.Load().all {
+	// drain, not the set: a retiring worker that stops at stateAbandon
+	// may leave the set with tasks still in its queue.
+	for _, w := range p.drain {
 		n += w.abandonQueued()
 	}
 	return &ShutdownError{Abandoned: n, Err: ctx.Err()}
@@ -389,7 +400,8 @@ func (p *Pool) Shutdown(ctx context.Context) error {
 func (p *Pool) beginClose() {
 	p.closeOnce.Do(func() {
 		p.mu.Lock()
-		for _, w := range p.set.Load().all {
+		p.drain = p.set.Load().all
+		for _, w := range p.drain {
 			w.q.Close()
 		}
 		p.state.Store(stateClosing)

@@ -53,6 +53,13 @@ func (g *goneCounts) add(w *worker) {
 // retiring worker keeps its id until it leaves, and it clears its bits
 // and its registry entry first.
 //
+// Leaving is cheap. A worker that leaves stays in the set, its queue
+// closed and empty and its counters final, until half the set has left
+// or no retiring worker is left; the next set drops every such worker
+// and folds its counters into Pool.gone. Publishing a set per departure
+// would copy the set once per removed worker, and removing most of a
+// large pool would cost the square of its size.
+//
 // Why a publisher loads the set after its push (in ring), not before:
 // the set it rings with must be at least as new as the workers that may
 // be parked. A worker made by a grow published after the push's set load
@@ -126,8 +133,7 @@ func (p *Pool) grow(s *workerSet, k int) {
 		active = append(active, w)
 		fresh = append(fresh, w)
 	}
-	retiring := s.all[len(s.active):]
-	p.set.Store(p.makeSet(active, retiring))
+	p.publish(active, s.all[len(s.active):])
 	p.start(fresh)
 	p.room.NotifyAll() // submitters waiting for room: there are new queues
 }
@@ -143,7 +149,7 @@ func (p *Pool) shrink(s *workerSet, k int) {
 		w.retiring.Store(true)
 	}
 	retiring := append(append([]*worker(nil), gone...), s.all[len(s.active):]...)
-	p.set.Store(p.makeSet(s.active[:keep:keep], retiring))
+	p.publish(s.active[:keep:keep], retiring)
 	for _, w := range gone {
 		w.bell.NotifyAll() // a parked one must see it is retiring
 		w.ringNest()
@@ -151,17 +157,19 @@ func (p *Pool) shrink(s *workerSet, k int) {
 }
 
 // freeID returns the lowest id no live worker holds, making its block if
-// needed. Called with mu held.
+// needed; the caller takes it. The ids below freeFrom are all held, so a
+// grow looks at each id once. Called with mu held.
 func (p *Pool) freeID() int {
-	for bi, b := range p.blocks {
-		for k := range b.ws {
-			if b.ws[k].Load() == nil {
-				return bi*64 + k
-			}
+	for id := p.freeFrom; id < len(p.blocks)*64; id++ {
+		if p.blocks[id/64].ws[id%64].Load() == nil {
+			p.freeFrom = id + 1
+			return id
 		}
 	}
 	p.blocks = append(p.blocks, new(idBlock))
-	return (len(p.blocks) - 1) * 64
+	id := (len(p.blocks) - 1) * 64
+	p.freeFrom = id + 1
+	return id
 }
 
 // newWorker makes the worker of id and registers it. Called with mu held
@@ -176,17 +184,27 @@ func (p *Pool) newWorker(id int) *worker {
 	return w
 }
 
-// makeSet builds the set of active and retiring workers, with the
-// policies of its size. Called with mu held.
-func (p *Pool) makeSet(active, retiring []*worker) *workerSet {
+// publish makes active and retiring the pool's set, with the policies of
+// its size, dropping the retiring workers that have left and folding
+// their counters into gone. Called with mu held (or by New, before the
+// pool is shared).
+func (p *Pool) publish(active, retiring []*worker) {
 	all := make([]*worker, 0, len(active)+len(retiring))
-	all = append(append(all, active...), retiring...)
+	all = append(all, active...)
+	for _, w := range retiring {
+		if w.left {
+			p.gone.add(w)
+		} else {
+			all = append(all, w)
+		}
+	}
+	p.leftInSet = 0
 	ids := 0
 	for _, w := range all {
 		ids = max(ids, w.id+1)
 	}
 	nb := (ids + 63) / 64
-	return &workerSet{
+	p.set.Store(&workerSet{
 		active: active,
 		all:    all,
 		blocks: p.blocks[:nb:nb],
@@ -194,10 +212,19 @@ func (p *Pool) makeSet(active, retiring []*worker) *workerSet {
 		ids:    ids,
 		steal:  !p.noSteal && len(active) > 1,
 		spin:   p.cfg.spinFor(len(active)),
-	}
+	})
 }
 
 // start starts the goroutines of ws and returns once each is running.
+//
+// Each parks at once, having looked at its own queue only (see
+// worker.firstPark): a new worker looking at every queue before it
+// parks, as an idle one does, made growing by k workers cost k times
+// the pool's size. With stealing, start looks at the other queues for
+// all of them, once, after the last has set its idle bit: a task pushed
+// before a worker's bit was set is seen here, and one pushed after rings
+// it, as in a worker's own re-check. Whoever the ring wakes looks at
+// every queue.
 func (p *Pool) start(ws []*worker) {
 	p.live.Add(int32(len(ws)))
 	var started sync.WaitGroup
@@ -206,25 +233,34 @@ func (p *Pool) start(ws []*worker) {
 		go w.main(&started)
 	}
 	started.Wait()
+	s := p.set.Load()
+	if !s.steal {
+		return
+	}
+	queued := 0
+	for _, w := range s.all {
+		queued += w.q.Len()
+	}
+	if queued > 0 {
+		s.ringAsleep(queued)
+	}
 }
 
-// leave removes a retiring worker that has run its queue dry: its
-// counters go to the pool's totals and it leaves the set, in one step
-// under mu, so that Stats counts it once. Its bits and its registry
-// entry are cleared first, so a bit claimed later never names it.
+// leave removes a retiring worker that has run its queue dry: its bits
+// and its registry entry are cleared, so a bit claimed later never names
+// it, and it is marked as left, under mu, so that Stats counts it once
+// (see the comment at the top of this file for when the set drops it).
 func (p *Pool) leave(w *worker) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	w.blk.asleep.unmark(w.bit)
 	w.blk.nested.unmark(w.bit)
 	w.blk.ws[w.id%64].Store(nil)
-	p.gone.add(w)
+	p.freeFrom = min(p.freeFrom, w.id)
+	w.left = true
+	p.leftInSet++
 	s := p.set.Load()
-	retiring := make([]*worker, 0, len(s.all)-len(s.active))
-	for _, o := range s.all[len(s.active):] {
-		if o != w {
-			retiring = append(retiring, o)
-		}
+	if retiring := len(s.all) - len(s.active); p.leftInSet == retiring || 2*p.leftInSet >= len(s.all) {
+		p.publish(s.active, s.all[len(s.active):])
 	}
-	p.set.Store(p.makeSet(s.active, retiring))
 }

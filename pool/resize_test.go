@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/knit-go/knit/affinity"
+	"github.com/knit-go/knit/internal/cputime"
 )
 
 // liveWorkers counts the pool worker goroutines running now, of every
@@ -465,5 +466,118 @@ func TestResizePinned(t *testing.T) {
 	p.Resize(1)
 	if !eventually(10*time.Second, func() bool { s := p.Stats(); return s.Retiring == 0 && s.Pinned == 1 }) {
 		t.Fatalf("%+v", p.Stats())
+	}
+}
+
+// TestResizeScale: growing a pool from one worker to thousands, shrinking
+// it back and closing it each cost work linear in the workers added or
+// removed. Each step has a budget of the process's CPU time (which busy
+// loops elsewhere on the machine do not eat into) that a linear pool
+// stays well within, under -race too, and that one whose every new or
+// closing worker scans every queue, or whose every leaving worker copies
+// the set, spends many times over: that work is the square of the worker
+// count. Between steps the pool is let go quiet, so that each step is
+// charged its own work only. The growth with a backlog checks that the
+// new workers, which park without looking at the other queues, are rung
+// for what those hold.
+func TestResizeScale(t *testing.T) {
+	n, budget := 16384, time.Second
+	if raceEnabled {
+		// Fewer: the race detector's own cost per goroutine grows with
+		// their number past a few thousand.
+		n, budget = 8192, 2*budget
+	}
+	if emulated {
+		budget *= 5
+	}
+	watchdog(t, 60*time.Second)
+	if _, ok := cputime.Process(); !ok {
+		t.Skip("no CPU time on this platform")
+	}
+	// Small queues: the test is about the workers, not their memory.
+	p := New(Config{Workers: 1, QueueSize: 64})
+	// Closed at the end, or left to the failed binary if a step is still
+	// running: Close would wait for it.
+	stuck := false
+	defer func() {
+		if !stuck {
+			p.Close()
+		}
+	}()
+	step := func(name string, f func()) {
+		t.Helper()
+		done := make(chan struct{})
+		start, cpu0 := time.Now(), cputime.Used()
+		go func() {
+			defer close(done)
+			f()
+		}()
+		tick := time.NewTicker(10 * time.Millisecond)
+		defer tick.Stop()
+		for {
+			select {
+			case <-done:
+				t.Logf("%s: %v, %v of CPU", name, time.Since(start), cputime.Used()-cpu0)
+				return
+			case <-tick.C:
+				if used := cputime.Used() - cpu0; used > budget {
+					// Not Stats: it waits for the Resize in progress.
+					stuck = true
+					t.Fatalf("%s: not done after %v of CPU (%v)", name, used, time.Since(start))
+				}
+			}
+		}
+	}
+	// A step's CPU is its own: a worker woken by a call before it still
+	// scans every queue, once, before it parks.
+	quiet := func() {
+		t.Helper()
+		if _, ok := settleParked(p, 10*time.Second); !ok {
+			t.Fatalf("workers not parked: %+v", p.Stats())
+		}
+	}
+	tk := NewTask(p, func(x int) int { return x + 1 })
+	call := func(name string) {
+		t.Helper()
+		for i := range 64 {
+			if v, err := tk.Call(i).Wait(context.Background()); v != i+1 || err != nil {
+				t.Fatalf("%s: Call(%d) = %d, %v", name, i, v, err)
+			}
+		}
+	}
+	step(fmt.Sprint("grow to ", n), func() { p.Resize(n) })
+	if s := p.Stats(); s.Workers != n || s.Retiring != 0 {
+		t.Fatalf("after Resize(%d): %+v", n, s)
+	}
+	call("grown")
+	quiet()
+	step("shrink to 1 and leave", func() {
+		p.Resize(1)
+		for p.Stats().Retiring != 0 {
+			time.Sleep(time.Millisecond)
+		}
+	})
+	call("shrunk")
+	// A backlog behind the one worker, blocked: the workers the next grow
+	// adds run it.
+	g := newGate()
+	if err := p.Go(g.block); err != nil {
+		t.Fatal(err)
+	}
+	<-g.entered
+	var ran atomic.Int32
+	queued := 0
+	for p.TryGo(func() { ran.Add(1) }) {
+		queued++
+	}
+	step("grow again", func() { p.Resize(n) })
+	if !eventually(10*time.Second, func() bool { return ran.Load() == int32(queued) }) {
+		t.Fatalf("the new workers ran %d of the %d tasks queued before they came: %+v", ran.Load(), queued, p.Stats())
+	}
+	close(g.release)
+	quiet()
+	step("close", p.Close)
+	if s := p.Stats(); s.Submitted != s.Completed || s.Completed != uint64(queued+1+2*64) || s.Workers != n {
+		t.Fatalf("after Close: %+v", s)
 	}
 }

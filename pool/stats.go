@@ -65,15 +65,17 @@ func (c *counter) load() uint64 { return c.v.Load() }
 
 // Stats returns a snapshot of the pool's counters.
 func (p *Pool) Stats() Stats {
-	// The set and the totals of the workers that left, taken together: a
-	// worker leaves both at once (Pool.leave), so it is counted once.
+	// The set and the totals of the workers it no longer holds, taken
+	// together: a worker that left moves from one to the other under mu
+	// (Pool.publish), so it is counted once. Until then its counters,
+	// final, are summed from the set.
 	p.mu.Lock()
-	set, g := p.set.Load(), p.gone
+	set, g, left := p.set.Load(), p.gone, p.leftInSet
 	p.mu.Unlock()
 	ws := set.all
 	s := Stats{
 		Workers:      len(set.active),
-		Retiring:     len(ws) - len(set.active),
+		Retiring:     len(ws) - len(set.active) - left,
 		Abandoned:    p.abandoned.Load(),
 		Completed:    g.completed,
 		Panicked:     g.panicked,

@@ -39,6 +39,9 @@ type worker struct {
 	// retiring says Resize removed the worker: its queue is closed, and
 	// it leaves once it has run what the queue holds (see resize.go).
 	retiring atomic.Bool
+	// left says the retiring worker has left, though the set may still
+	// hold it (see resize.go). Read and written under Pool.mu.
+	left bool
 	// nestEv is the event the worker parks on in a wait of its own (see
 	// help.go), nil outside one; publishers that claim its nested bit
 	// ring it.
@@ -71,7 +74,7 @@ func (w *worker) main(started *sync.WaitGroup) {
 	release := w.pin()
 	w.blk.gids[w.id%64].Store(curg())
 	if started != nil {
-		started.Done()
+		w.firstPark(started)
 	}
 	normal := false
 	defer func() {
@@ -161,23 +164,39 @@ func (w *worker) loop() {
 			continue
 		}
 		if st := p.state.Load(); st == stateAbandon || (st == stateClosing && w.drained()) {
+			// No need to wake the others: Shutdown rang every worker
+			// after it stored stateAbandon, and the worker that found
+			// the last queue empty rang every worker (drainedUpTo).
 			bell.Cancel(t)
-			// Wake the others so they see it too. A peer may have parked
-			// while closing because a queue was not yet drained (a
-			// submitter still writing a position it claimed before
-			// Close); that submitter's ring woke one worker, perhaps this
-			// one, and nobody else would ring again.
-			for _, o := range p.set.Load().all {
-				if o != w {
-					o.bell.NotifyAll()
-				}
-			}
 			return
 		}
 		w.parks.inc()
 		_ = bell.Wait(context.Background(), t, p.park) // no deadline: only a ring ends it
 		w.wakes.inc()
 	}
+}
+
+// firstPark parks a worker that has just started, after a look at its
+// own queue only, and tells the starter that it is registered: the
+// starter looks at the other queues for it (see Pool.start). Nothing
+// else can have happened since the worker was made: its starter holds
+// mu, so no Resize or Close has begun, and one that begins later rings
+// the doorbell this worker is already registered on. No spin either:
+// the timer policy spins after a task, for the next one, and a new
+// worker has run none.
+func (w *worker) firstPark(started *sync.WaitGroup) {
+	bell := &w.bell
+	t := bell.Prepare()
+	w.blk.asleep.set(w.bit) // after Prepare, before the re-check: see sleepers.go
+	storeLoadFence()
+	started.Done()
+	if w.q.Len() != 0 { // pushed to before the bit was set; loop takes it
+		w.unpark(t)
+		return
+	}
+	w.parks.inc()
+	_ = bell.Wait(context.Background(), t, w.p.park)
+	w.wakes.inc()
 }
 
 // unpark cancels a park the re-check made unnecessary, and clears the
@@ -196,8 +215,8 @@ func (w *worker) unpark(t knit.Ticket) {
 // or the pool is abandoning.
 func (w *worker) next() job {
 	p := w.p
-	if p.state.Load() == stateAbandon {
-		return nil
+	if st := p.state.Load(); st != stateOpen {
+		return w.nextClosing(st)
 	}
 	if j, ok := w.q.TryPop(); ok {
 		w.popped(w.q)
@@ -220,6 +239,63 @@ func (w *worker) next() job {
 		}
 	}
 	return nil
+}
+
+// nextClosing is next once the queues are closed. A thief looks only at
+// the queues after those found empty (drainedUpTo), all workers sharing
+// that one pass over them: as the pool closes every worker looks for a
+// task, and each scanning every queue would make Close cost the square
+// of the worker count.
+func (w *worker) nextClosing(st uint32) job {
+	if st == stateAbandon {
+		return nil
+	}
+	if j, ok := w.q.TryPop(); ok {
+		w.popped(w.q)
+		return j
+	}
+	p := w.p
+	if !p.set.Load().steal {
+		return nil
+	}
+	d := p.drain
+	for i := p.drainedUpTo(); i < len(d); i++ {
+		if v := d[i]; v != w {
+			if j, ok := v.q.TryPop(); ok {
+				w.stolen.inc()
+				w.popped(v.q)
+				return j
+			}
+		}
+	}
+	return nil
+}
+
+// drainedUpTo moves drainFrom past the queues of drain found empty from
+// where it stands, and returns it. The call that reaches the end rings
+// every worker: a worker may have parked while closing because a queue
+// was not yet empty (a submitter still writing a position it claimed
+// before Close), and that submitter's ring woke only one.
+func (p *Pool) drainedUpTo() int {
+	d := p.drain
+	from := int(p.drainFrom.Load())
+	to := from
+	for to < len(d) && d[to].q.Len() == 0 {
+		to++
+	}
+	for from < to {
+		if p.drainFrom.CompareAndSwap(int64(from), int64(to)) {
+			if to == len(d) {
+				storeLoadFence() // the end, then the doorbells
+				for _, o := range p.set.Load().all {
+					o.bell.NotifyAll()
+				}
+			}
+			return to
+		}
+		from = int(p.drainFrom.Load())
+	}
+	return from
 }
 
 // popped counts a task taken from q and, once submitters have waited for
@@ -307,16 +383,11 @@ const spinYield = 10 * time.Microsecond
 // Len counts positions a producer claimed before Close and is still
 // writing, so such a task is waited for, not left behind.
 func (w *worker) drained() bool {
-	s := w.p.set.Load()
-	if !s.steal {
+	p := w.p
+	if !p.set.Load().steal {
 		return w.q.Len() == 0
 	}
-	for _, o := range s.all {
-		if o.q.Len() != 0 {
-			return false
-		}
-	}
-	return true
+	return p.drainedUpTo() == len(p.drain)
 }
 
 // runDry runs what a retiring worker's queue holds, then returns: the
