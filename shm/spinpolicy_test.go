@@ -1,7 +1,6 @@
 package shm
 
 import (
-	"runtime"
 	"testing"
 	"time"
 
@@ -13,34 +12,27 @@ import (
 // follow the one rule of internal/spinpolicy, as the rings, Park and the
 // pool do: with GOMAXPROCS 8 on two CPUs the default does not spin.
 func TestSpinPolicyAgrees(t *testing.T) {
-	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(0))
-	for _, cpus := range []int{2, 8} {
-		for _, procs := range []int{1, 2, 4, 8} {
-			restore := spinpolicy.SetCPUs(cpus)
-			runtime.GOMAXPROCS(procs)
-			want := DefaultSpin
-			if cpus < spinpolicy.MinProcs || procs < spinpolicy.MinProcs || spinpolicy.Off() {
-				want = 0
-			}
-			region, p, c, err := regionPair(64)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if p.spin != want || c.spin != want {
-				t.Errorf("%d CPUs, GOMAXPROCS %d: ends spin %v and %v, want %v", cpus, procs, p.spin, c.spin, want)
-			}
-			c.SetSpin(0)
-			if c.spin != want {
-				t.Errorf("%d CPUs, GOMAXPROCS %d: SetSpin(0) spins %v, want %v", cpus, procs, c.spin, want)
-			}
-			if c.SetSpin(knit.NoSpin); c.spin != 0 {
-				t.Errorf("SetSpin(NoSpin) spins %v", c.spin)
-			}
-			if c.SetSpin(time.Microsecond); c.spin != time.Microsecond && !spinpolicy.Off() {
-				t.Errorf("SetSpin(1µs) spins %v", c.spin)
-			}
-			region.Close()
-			restore()
+	spinpolicy.EachShape(func(cpus, procs int, spins bool) {
+		want := DefaultSpin
+		if !spins {
+			want = 0
 		}
-	}
+		region, p, c, err := regionPair(64)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer region.Close()
+		if p.spin != want || c.spin != want {
+			t.Errorf("%d CPUs, GOMAXPROCS %d: ends spin %v and %v, want %v", cpus, procs, p.spin, c.spin, want)
+		}
+		if c.SetSpin(0); c.spin != want {
+			t.Errorf("%d CPUs, GOMAXPROCS %d: SetSpin(0) spins %v, want %v", cpus, procs, c.spin, want)
+		}
+		if c.SetSpin(knit.NoSpin); c.spin != 0 {
+			t.Errorf("SetSpin(NoSpin) spins %v", c.spin)
+		}
+		if c.SetSpin(time.Microsecond); c.spin != time.Microsecond && !spinpolicy.Off() {
+			t.Errorf("SetSpin(1µs) spins %v", c.spin)
+		}
+	})
 }

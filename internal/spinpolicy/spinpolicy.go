@@ -80,3 +80,19 @@ func SetCPUs(n int) (restore func()) {
 	numCPU = func() int { return n }
 	return func() { numCPU = old }
 }
+
+// EachShape runs f on every machine shape the places that take a budget
+// are tested on (GOMAXPROCS 1, 2, 4 and 8, on two and on eight CPUs),
+// with the policy seeing that shape; spins says whether a default spins
+// there. It restores GOMAXPROCS and the CPU count. For tests.
+func EachShape(f func(cpus, procs int, spins bool)) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(0))
+	for _, cpus := range []int{2, 8} {
+		for _, procs := range []int{1, 2, 4, 8} {
+			restore := SetCPUs(cpus)
+			runtime.GOMAXPROCS(procs)
+			f(cpus, procs, DefaultSpins())
+			restore()
+		}
+	}
+}

@@ -6,9 +6,8 @@ import (
 	"time"
 )
 
-// Cases is the table every place that takes a budget is checked against
-// (TestSpinPolicyAgrees in knit, pool and shm): a default spins only on
-// MinProcs Ps with MinProcs CPUs behind them.
+// cases: a default spins only on MinProcs Ps with MinProcs CPUs behind
+// them.
 var cases = []struct{ cpus, procs int }{
 	{2, 1}, {2, 2}, {2, 4}, {2, 8}, {8, 1}, {8, 2}, {8, 4}, {8, 8},
 }
