@@ -2,44 +2,17 @@ package pool
 
 import (
 	"fmt"
-	"sync"
 	"testing"
+
+	"github.com/knit-go/knit/internal/testutil"
 )
 
-// TestCurg: every goroutine identity is stable within a goroutine,
-// non-zero, and differs between goroutines alive at once.
+// TestCurg: every goroutine identity the pool uses is stable within a
+// goroutine, non-zero, and differs between goroutines alive at once.
 func TestCurg(t *testing.T) {
-	for name, id := range map[string]func() uintptr{"curg": curg, "curgStack": curgStack, "curgSpawn": curgSpawn} {
-		a := id()
-		if a == 0 || id() != a {
-			t.Fatalf("%s: %d, then %d", name, a, id())
-		}
-		const n = 8
-		ids := make([]uintptr, n)
-		var started, done sync.WaitGroup
-		started.Add(n)
-		done.Add(1)
-		var wg sync.WaitGroup
-		for i := range n {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				ids[i] = id()
-				started.Done()
-				done.Wait() // all alive at once
-			}()
-		}
-		started.Wait()
-		done.Done()
-		wg.Wait()
-		seen := map[uintptr]bool{a: true}
-		for _, g := range ids {
-			if g == 0 || seen[g] {
-				t.Fatalf("%s: ids %v (caller %d) not distinct", name, ids, a)
-			}
-			seen[g] = true
-		}
-	}
+	testutil.CheckGoroutineIDs(t, "curg", curg)
+	testutil.CheckGoroutineIDs(t, "curgStack", curgStack)
+	testutil.CheckGoroutineIDs(t, "curgSpawn", curgSpawn)
 }
 
 // TestCurgSpawnAgrees: the two portable identities name the same

@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"runtime"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 )
@@ -50,4 +51,37 @@ func SelfCommand(args ...string) *exec.Cmd {
 		return exec.Command(w[0], append(append(w[1:], os.Args[0]), args...)...)
 	}
 	return exec.Command(os.Args[0], args...)
+}
+
+// CheckGoroutineIDs fails t unless id, a way of identifying the calling
+// goroutine, is stable within a goroutine, non-zero, and different for
+// eight goroutines alive at once.
+func CheckGoroutineIDs(t testing.TB, name string, id func() uintptr) {
+	t.Helper()
+	a := id()
+	if a == 0 || id() != a {
+		t.Fatalf("%s: %d, then %d", name, a, id())
+	}
+	const n = 8
+	ids := make([]uintptr, n)
+	var started, done sync.WaitGroup
+	release := make(chan struct{})
+	started.Add(n)
+	for i := range n {
+		done.Go(func() {
+			ids[i] = id()
+			started.Done()
+			<-release // all alive at once
+		})
+	}
+	started.Wait()
+	close(release)
+	done.Wait()
+	seen := map[uintptr]bool{a: true}
+	for _, g := range ids {
+		if g == 0 || seen[g] {
+			t.Fatalf("%s: ids %v (caller %d) not distinct", name, ids, a)
+		}
+		seen[g] = true
+	}
 }
