@@ -2,13 +2,15 @@ package report
 
 import (
 	"runtime"
+	"slices"
+	"time"
 
 	"github.com/klauspost/cpuid/v2"
 )
 
 // Machine is what the figures depend on and a reader cannot guess: the
 // part, how many cores the process could use, and the spin hint knit
-// chose and calibrated on it.
+// chose and calibrated on it, and what reading its clocks costs.
 type Machine struct {
 	CPU            string  `json:"cpu"` // cpuid brand string
 	Vendor         string  `json:"vendor"`
@@ -20,6 +22,7 @@ type Machine struct {
 	GoVersion      string  `json:"go_version"`
 	GOOS           string  `json:"goos"`
 	GOARCH         string  `json:"goarch"`
+	TimeNowNs      float64 `json:"time_now_ns"` // one time.Now, median of a few batches; beside knit.counter_read_ns
 	Knit           KnitCPU `json:"knit"`
 }
 
@@ -30,8 +33,12 @@ type KnitCPU struct {
 	Spin      string  `json:"spin"`
 	SpinNs    float64 `json:"spin_ns_per_hint"`
 	CounterHz int64   `json:"counter_hz"`
-	Asm       bool    `json:"asm"`
-	Warning   string  `json:"warning,omitempty"`
+	// CounterReadNs is one read of that counter as knit's Go side makes it
+	// (see counterReadNs); 0 under SpinNone. The counter is the monotonic
+	// clock when Asm is false or Warning says the counter is unusable.
+	CounterReadNs float64 `json:"counter_read_ns"`
+	Asm           bool    `json:"asm"`
+	Warning       string  `json:"warning,omitempty"`
 }
 
 // DescribeMachine reads the machine now (call it after GOMAXPROCS is set).
@@ -47,6 +54,42 @@ func DescribeMachine() Machine {
 		GoVersion:      runtime.Version(),
 		GOOS:           runtime.GOOS,
 		GOARCH:         runtime.GOARCH,
+		TimeNowNs:      readCostNs(nowBatch),
 		Knit:           knitCPU(),
 	}
+}
+
+func nowBatch(n int) {
+	var t time.Time
+	for range n {
+		t = time.Now()
+	}
+	_ = t
+}
+
+// readCostNs is the median cost in ns of one read made by batch(n), which
+// makes n of them. The batch size comes from a first short batch, so
+// that the whole measurement stays within a few ms even where a
+// hypervisor traps the read; the median keeps a preempted batch out.
+func readCostNs(batch func(n int)) float64 {
+	const (
+		batches   = 5
+		minReads  = 100
+		maxReads  = 10_000
+		batchTime = 200 * time.Microsecond
+	)
+	t0 := time.Now()
+	batch(minReads)
+	n := maxReads
+	if per := time.Since(t0) / minReads; per > 0 {
+		n = min(max(int(batchTime/per), minReads), maxReads)
+	}
+	var ns [batches]float64
+	for i := range ns {
+		t0 := time.Now()
+		batch(n)
+		ns[i] = float64(time.Since(t0)) / float64(n)
+	}
+	slices.Sort(ns[:])
+	return ns[batches/2]
 }

@@ -55,6 +55,7 @@ func writeMachine(b *strings.Builder, r Report) {
 		{"Go", fmt.Sprintf("%s %s/%s", m.GoVersion, m.GOOS, m.GOARCH)},
 		{"knit spin", fmt.Sprintf("%s, %.1f ns/hint, asm %v, counter %.3f MHz", m.Knit.Spin, m.Knit.SpinNs, m.Knit.Asm, float64(m.Knit.CounterHz)/1e6)},
 		{"knit.CPU()", m.Knit.Summary},
+		{"clock reads", clockReads(m)},
 	}
 	if m.Knit.Warning != "" {
 		kv = append(kv, [2]string{"knit warning", m.Knit.Warning})
@@ -77,6 +78,16 @@ func writeMachine(b *strings.Builder, r Report) {
 		fmt.Fprintf(b, "| %s | %s |\n", e[0], escape(e[1]))
 	}
 	b.WriteString("\n")
+}
+
+// clockReads is the machine table's line on what one read of knit's
+// cycle counter and of time.Now cost.
+func clockReads(m Machine) string {
+	counter := "no counter read under SpinNone"
+	if m.Knit.Spin != "none" {
+		counter = fmt.Sprintf("%.1f ns per counter read (knit's Backoff deadline check)", m.Knit.CounterReadNs)
+	}
+	return fmt.Sprintf("%s, %.1f ns per time.Now", counter, m.TimeNowNs)
 }
 
 // describeCounters is the machine table's line on the counters: which

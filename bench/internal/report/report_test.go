@@ -177,6 +177,36 @@ func TestMarkdownCounters(t *testing.T) {
 	}
 }
 
+// TestMachineReadCosts: the machine description carries what one read of
+// knit's cycle counter and one time.Now cost, as figures a reader can use
+// (a read costs something, and no clock read on a working machine takes
+// 10 µs), and prints them in the machine table.
+func TestMachineReadCosts(t *testing.T) {
+	m := DescribeMachine()
+	plausible := func(name string, ns float64) {
+		t.Helper()
+		if !(ns > 0 && ns < 10_000) {
+			t.Errorf("%s = %v ns, want in (0, 10 µs)", name, ns)
+		}
+	}
+	plausible("time_now_ns", m.TimeNowNs)
+	if m.Knit.Spin == "none" {
+		// Under SpinNone knit reads no counter, so there is nothing to time.
+		if m.Knit.CounterReadNs != 0 {
+			t.Errorf("counter_read_ns = %v under SpinNone, want 0", m.Knit.CounterReadNs)
+		}
+	} else {
+		plausible("counter_read_ns", m.Knit.CounterReadNs)
+	}
+	t.Logf("time_now_ns %.1f, counter_read_ns %.1f (spin %s, asm %v)", m.TimeNowNs, m.Knit.CounterReadNs, m.Knit.Spin, m.Knit.Asm)
+	md := Markdown(Report{Machine: m})
+	for _, want := range []string{"| clock reads | ", "ns per counter read", "ns per time.Now"} {
+		if !strings.Contains(md, want) {
+			t.Errorf("machine table lacks %q:\n%s", want, md)
+		}
+	}
+}
+
 func TestFormatNs(t *testing.T) {
 	for ns, want := range map[float64]string{
 		12.34:   "12.3 ns",
