@@ -737,6 +737,11 @@ func (s *Subscription[T]) Pop(ctx context.Context) (T, error) {
 // the same time, that is when every other subscription follows this one
 // (directly or through others); f must not keep the pointer. It returns
 // nil once f ran, ErrClosed once drained, or ctx.Err().
+//
+// If f panics, the panic goes on to PopFunc's caller and the item counts
+// as taken: the subscription moves past it as if f had returned, so the
+// followers see it as f left it, and a caller that recovers gets the next
+// item from its next call rather than the same one again.
 func (s *Subscription[T]) PopFunc(ctx context.Context, f func(*T)) error {
 	if err := ctxErr(ctx); err != nil {
 		return err
@@ -750,12 +755,21 @@ func (s *Subscription[T]) PopFunc(ctx context.Context, f func(*T)) error {
 	}
 	b := s.b
 	h := s.cursor.Load()
+	// Deferred, so that a panicking f does not leave the cursor on an item
+	// that would then come back forever, holding up the followers and,
+	// through them, the producer. Runs before the side guard's leave.
+	defer s.passed(h)
 	f(&b.buf[h&b.mask])
-	if b.clearSlots {
+	return nil
+}
+
+// passed moves the subscription past position h, which PopFunc's
+// callback has had.
+func (s *Subscription[T]) passed(h uint64) {
+	if s.b.clearSlots {
 		s.clearPassed(h, h+1)
 	}
 	s.moved(h, h+1)
-	return nil
 }
 
 // ready reports whether the next item is ready (stOK), or why not.

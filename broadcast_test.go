@@ -852,3 +852,137 @@ func TestBroadcastPopFunc(t *testing.T) {
 		t.Fatalf("cancelled PopFunc = %v", err)
 	}
 }
+
+// popFuncRecover calls s.PopFunc and recovers a panic of f, which it
+// returns.
+func popFuncRecover[T any](ctx context.Context, s *Subscription[T], f func(*T)) (panicked any, err error) {
+	defer func() { panicked = recover() }()
+	return nil, s.PopFunc(ctx, f)
+}
+
+// TestBroadcastPopFuncPanic: a panic in PopFunc's callback reaches the
+// caller and the item counts as taken: the next call gets the next item,
+// a follower sees the panicked item as the callback left it, its slot is
+// cleared once every subscription has passed it, and the producer goes
+// on past a full ring. In a knit_checkends build the panic also releases
+// the subscriber side, so another goroutine may take over.
+func TestBroadcastPopFuncPanic(t *testing.T) {
+	defer watchdog(t, 30*time.Second)()
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	const n = 4
+	b := NewBroadcast[*int](n, WithSpin(NoSpin))
+	lead := b.Subscribe()
+	follow := b.SubscribeAfter(lead)
+	for i := range 3 {
+		b.TryPush(&[]int{i}[0])
+	}
+	var got []int
+	handle := func(v **int) {
+		got = append(got, **v)
+		if **v == 1 {
+			**v = -1 // what the follower sees of the item
+			panic("bad item")
+		}
+	}
+	for i := range 3 {
+		p, err := popFuncRecover(ctx, lead, handle)
+		if err != nil || (p != nil) != (i == 1) {
+			t.Fatalf("PopFunc %d = %v, panic %v", i, err, p)
+		}
+	}
+	if fmt.Sprint(got) != "[0 1 2]" {
+		t.Fatalf("the callback got %v, want [0 1 2]: the panicked item came back", got)
+	}
+	for _, want := range []int{0, -1, 2} {
+		if v, ok := follow.TryPop(); !ok || *v != want {
+			t.Fatalf("follower TryPop = %v, %v; want %d", v, ok, want)
+		}
+	}
+
+	// The follower, last to pass, panics: its slot is cleared as after
+	// a return, from another goroutine than the one the panic left.
+	b.TryPush(&[]int{1}[0])
+	if v, ok := lead.TryPop(); !ok || *v != 1 {
+		t.Fatalf("leader TryPop = %v, %v", v, ok)
+	}
+	perr := make(chan any, 1)
+	go func() {
+		p, _ := popFuncRecover(ctx, follow, func(**int) { panic("bad item") })
+		perr <- p
+	}()
+	if p := <-perr; p == nil {
+		t.Fatal("the follower's callback did not panic")
+	}
+	if v := b.buf[3&b.mask]; v != nil {
+		t.Fatalf("slot of the panicked item holds %d after every subscription passed it", *v)
+	}
+
+	// A stage whose every other callback panics, recovered, and the
+	// producer pushing several laps through it.
+	laps := 3 * n
+	done := make(chan error, 2)
+	go func() {
+		for i := range laps {
+			p, err := popFuncRecover(ctx, lead, func(v **int) {
+				if **v%2 == 1 {
+					panic(**v)
+				}
+			})
+			if err != nil || (p != nil) != (i%2 == 1) {
+				done <- fmt.Errorf("stage PopFunc %d = %v, panic %v", i, err, p)
+				return
+			}
+		}
+		done <- nil
+	}()
+	go func() {
+		for i := range laps {
+			if v, err := follow.Pop(ctx); err != nil || *v != i {
+				done <- fmt.Errorf("follower Pop %d = %v, %v", i, v, err)
+				return
+			}
+		}
+		done <- nil
+	}()
+	for i := range laps {
+		if err := b.Push(ctx, &[]int{i}[0]); err != nil {
+			t.Fatalf("Push %d of %d through a ring of %d = %v: the producer stalled", i, laps, n, err)
+		}
+	}
+	for range 2 {
+		if err := <-done; err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// TestBroadcastPopFuncZeroAlloc: PopFunc, whose cursor moves in a
+// deferred call, still allocates nothing.
+func TestBroadcastPopFuncZeroAlloc(t *testing.T) {
+	if raceEnabled {
+		t.Skip("the race detector allocates")
+	}
+	ctx := context.Background()
+	b := NewBroadcast[int](64)
+	lead := b.Subscribe()
+	follow := b.SubscribeAfter(lead)
+	sum := 0
+	add := func(v *int) { sum += *v }
+	allocs := testing.AllocsPerRun(1000, func() {
+		if err := b.Push(ctx, 1); err != nil {
+			panic(err)
+		}
+		for _, s := range []*Subscription[int]{lead, follow} {
+			if err := s.PopFunc(ctx, add); err != nil {
+				panic(err)
+			}
+		}
+	})
+	if allocs != 0 {
+		t.Errorf("%v allocs per cycle, want 0", allocs)
+	}
+	if sum == 0 {
+		t.Fatal("PopFunc's callback never ran")
+	}
+}
