@@ -177,7 +177,7 @@ func ExamplePool_Stats() {
 	p.Close()
 	s := p.Stats()
 	fmt.Println(s.Workers, s.Submitted, s.Completed, s.QueueDepth)
-	// Output: 2 10 10 0
+	// Output: 0 10 10 0
 }
 
 func ExamplePool_Resize() {

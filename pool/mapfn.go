@@ -18,8 +18,8 @@ import (
 // workers: Map queues one job per worker, not one per element, and each
 // job takes elements in small runs from a shared index until none is
 // left, so a slow element holds up only its own worker. Stats counts the
-// jobs, not the elements: a job that starts after the Map failed or its
-// ctx ended runs nothing and is counted as skipped.
+// elements, as it counts MapSeq's (see Stats): an element a job claims
+// after the Map failed or its ctx ended is skipped, not run.
 //
 // Called from a task of p, Map runs elements on the calling worker too,
 // and then queued tasks while the others finish, so it never waits for a
@@ -112,72 +112,116 @@ type mapRun[In, Out any] struct {
 	grain int64
 }
 
-// run is a job: it runs elements until none is left, then leaves. A job
-// that starts after the Map's context ended, or after the Map failed,
-// runs nothing and counts as skipped.
+// run is a job. Popping it counted it as one task taken; the elements it
+// claims count instead (taken when claimed, then completed or skipped),
+// as a CallBatch packet's calls do, so that Stats counts a Map's elements
+// as it counts MapSeq's. That is two stores to the worker's own counters
+// per run of grain elements.
 func (m *mapRun[In, Out]) run(w *worker) uint64 {
 	if err := m.ctx.Err(); err != nil {
-		m.fail(err)
-		w.skippedCtx.inc()
-		m.jobsDone(1)
-		return 0
-	}
-	if m.err.isSet() {
-		w.skippedGroup.inc()
-		m.jobsDone(1)
-		return 0
+		m.fail(err) // the caller may not have run yet to see it
 	}
 	m.work(w, false)
+	w.taken.add(^uint64(0)) // the job: its elements count instead
 	m.jobsDone(1)
-	return 1
+	return 0
 }
 
-// abandon fails the Map: its job will never run (Shutdown's expiry).
+// abandon fails the Map: its job will never run (Shutdown's expiry). The
+// elements nobody claimed count as abandoned, once.
 func (m *mapRun[In, Out]) abandon() int {
 	m.fail(ErrClosed)
+	k := m.claimRest()
+	m.finishItems(k)
 	m.jobsDone(1)
-	return 1
+	return int(k)
 }
 
 // work claims runs of elements and calls fn on them, skipping them once
 // the Map has failed. inline says the caller is the Map's own caller (a
-// task), whose panic counts belong to its own task.
+// task), not a job.
 func (m *mapRun[In, Out]) work(w *worker, inline bool) {
-	var lo, hi int64 // the run being worked on, not yet counted
+	var lo, i, hi int64 // the run being worked on: [lo, i) ran, i is running, [i, hi) claimed
 	returned := false
 	defer func() {
-		if !returned {
-			v := recover()
-			if inline {
-				m.fail(panicError(v))
-			} else {
-				m.fail(w.taskPanicked(v))
-			}
-			m.finishItems(hi - lo)
+		if returned {
+			return
+		}
+		v := recover()
+		m.fail(w.taskPanicked(v))
+		ran := i - lo
+		if v != nil {
+			ran++ // element i, which taskPanicked counts only for a Goexit
+		}
+		w.completed.add(uint64(ran))
+		m.skip(w, hi-i-1)
+		m.finishItems(hi - lo)
+		m.skipRest(w)
+		if v == nil && !inline {
+			// runtime.Goexit: run does not go on, so the job ends here.
+			w.taken.add(^uint64(0))
+			m.jobsDone(1)
 		}
 	}()
-	for {
+	for !m.err.isSet() {
 		lo = m.next.Add(m.grain) - m.grain
 		if lo >= m.n {
-			lo, hi = 0, 0
-			break
+			lo, i, hi = 0, 0, 0
+			returned = true
+			return
 		}
-		hi = min(lo+m.grain, m.n)
+		hi, i = min(lo+m.grain, m.n), lo
+		w.taken.add(uint64(hi - lo))
 		if err := m.ctx.Err(); err != nil {
-			m.fail(err) // the caller may not have run yet to see it
+			m.fail(err)
 		}
-		for i := lo; i < hi && !m.err.isSet(); i++ {
+		for i = lo; i < hi && !m.err.isSet(); i++ {
 			v, err := m.fn(m.in[i])
 			if err != nil {
 				m.fail(err)
+				i++ // it ran
 				break
 			}
 			m.out[i] = v
 		}
+		w.completed.add(uint64(i - lo))
+		m.skip(w, hi-i)
 		m.finishItems(hi - lo)
-		lo, hi = 0, 0
+		lo, i, hi = 0, 0, 0
 	}
+	m.skipRest(w)
 	returned = true
+}
+
+// skip counts k elements that w claimed and did not run, by why.
+func (m *mapRun[In, Out]) skip(w *worker, k int64) {
+	if k <= 0 {
+		return
+	}
+	if m.ctx.Err() != nil {
+		w.skippedCtx.add(uint64(k))
+	} else {
+		w.skippedGroup.add(uint64(k))
+	}
+}
+
+// skipRest claims, on w, every element no one has claimed, and skips
+// them: the Map has failed.
+func (m *mapRun[In, Out]) skipRest(w *worker) {
+	if k := m.claimRest(); k > 0 {
+		w.taken.add(uint64(k))
+		m.skip(w, k)
+		m.finishItems(k)
+	}
+}
+
+// claimRest claims every element no one has claimed and returns how many
+// that was.
+func (m *mapRun[In, Out]) claimRest() int64 {
+	if old := m.next.Swap(mapSkipped); old < m.n {
+		return m.n - old
+	}
+	return 0
 }
 
 func (m *mapRun[In, Out]) fail(err error) {
@@ -186,8 +230,15 @@ func (m *mapRun[In, Out]) fail(err error) {
 	}
 }
 
+// finishItems counts k claimed elements as done or skipped, and rings
+// done when that settles the Map: every element, or, once it failed,
+// every element claimed so far (the rest are skipped, and counted, by the
+// job that claims them; the caller need not wait for it).
 func (m *mapRun[In, Out]) finishItems(k int64) {
-	if k > 0 && m.finished.Add(k) == m.n {
+	if k <= 0 {
+		return
+	}
+	if f := m.finished.Add(k); f == m.n || (m.err.isSet() && f >= min(m.next.Load(), m.n)) {
 		m.done.NotifyAll()
 	}
 }
@@ -198,18 +249,27 @@ func (m *mapRun[In, Out]) jobsDone(k int64) {
 	}
 }
 
-// settled reports whether the Map is over: every element done, or, once
-// it failed or has no job left, every element not yet claimed skipped and
-// the claimed ones finished.
+// settled reports whether the Map is over: every element done; or, once
+// it failed, every claimed element finished (no fn still runs, and none
+// will: a later claim sees the failure); or, once no job is left, which
+// happens early only when the pool refused them, every element finished
+// or claimed here, uncounted, since the pool never took them.
+//
+// The loads keep that order: finished, which lags the claims, before
+// next, so finished >= next means no claimed element was running.
 func (m *mapRun[In, Out]) settled() bool {
 	if m.finished.Load() == m.n {
 		return true
 	}
-	if m.err.isSet() || m.live.Load() == 0 {
-		if old := m.next.Swap(mapSkipped); old < m.n {
-			m.finishItems(m.n - old)
+	if m.live.Load() == 0 {
+		if k := m.claimRest(); k > 0 {
+			m.finishItems(k)
 		}
 		return m.finished.Load() == m.n
+	}
+	if m.err.isSet() {
+		f := m.finished.Load()
+		return f >= min(m.next.Load(), m.n)
 	}
 	return false
 }

@@ -9,13 +9,19 @@ import (
 // Stats is a snapshot of a pool's counters. Each worker counts on its own
 // cache lines and Stats sums them, so no counter is shared by the hot
 // paths; the sums are read one after another, not at one instant, and are
-// exact whenever the pool is quiet. Each call of a CallBatch counts as a
-// task once a worker takes it; while queued, a batch's group of up to
-// 128 calls counts once per queue entry it has (see Task.CallBatch).
-// Workers that Resize removed still count in every total once they have
-// left.
+// exact whenever the pool is quiet.
+//
+// A task is one function the pool runs for its caller: a Go, a Submit, a
+// Call, each call of a CallBatch, each element of a Map, MapSeq or
+// MapStream. So one input gives the same counts through Map as through
+// MapSeq. Map and CallBatch queue fewer entries than that, each holding
+// many tasks: while queued, an entry counts once (in QueueDepth, and so
+// in Submitted); once a worker takes it, the tasks it claims count
+// instead. A Map's elements that no worker claimed because the Map ended
+// first (a refused submit, say) are not counted. Workers that Resize
+// removed still count in every total once they have left.
 type Stats struct {
-	Workers  int // workers taking new tasks: New's count, then Resize's
+	Workers  int // workers taking new tasks: New's count, then Resize's; 0 once Close or Shutdown began
 	Retiring int // workers Resize removed that are still running their last tasks
 	Pinned   int // workers pinned to a CPU (see Pinning)
 	Parked   int // workers parked right now
@@ -35,7 +41,7 @@ type Stats struct {
 	// (a Future's, a Group's, Map's) reports why.
 	Skipped uint64
 	// SkippedGroup counts tasks of a Group that had failed (a task's
-	// error or panic, or a refused Go), and jobs of a Map that had.
+	// error or panic, or a refused Go), and elements of a Map that had.
 	SkippedGroup uint64
 	// SkippedCtx counts tasks whose context had ended while they were
 	// queued: a Submit's, a Group's parent's, a Map's.
@@ -73,8 +79,12 @@ func (p *Pool) Stats() Stats {
 	set, g, left := p.set.Load(), p.gone, p.leftInSet
 	p.mu.Unlock()
 	ws := set.all
+	workers := len(set.active)
+	if p.state.Load() != stateOpen {
+		workers = 0 // the queues are closed: none takes a new task
+	}
 	s := Stats{
-		Workers:      len(set.active),
+		Workers:      workers,
 		Retiring:     len(ws) - len(set.active) - left,
 		Abandoned:    p.abandoned.Load(),
 		Completed:    g.completed,
