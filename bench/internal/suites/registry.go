@@ -34,6 +34,7 @@ var registry = []harness.Suite{
 	poolSubmitSuite,
 	poolGroupSuite,
 	poolStealSuite,
+	handoffSuite,
 	withRows(payloadSuite, payloadKnitRows),
 	withRows(typesSuite, typesKnitRows),
 	withRows(heavySuite, heavyKnitRows),

@@ -9,6 +9,7 @@ import (
 	"runtime"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -261,4 +262,91 @@ func runWithin(t *testing.T, b *contended, q knit.Queue[uint64], n int) error {
 		t.Fatalf("Run(%d) hung, also after the ring was closed", n)
 	}
 	return fmt.Errorf("unreachable")
+}
+
+// TestHandoffSuite runs every row of the handoff suite once, tiny, and
+// checks that it completed: every task ran exactly once in every Run.
+func TestHandoffSuite(t *testing.T) {
+	ss, err := Lookup("handoff")
+	if err != nil {
+		t.Fatal(err)
+	}
+	res := harness.Run(ss[0], tiny())
+	if want := 6 * len(handoffGroups(harness.Tiny)); len(res.Rows) != want {
+		t.Errorf("%d rows, want %d", len(res.Rows), want)
+	}
+	for _, r := range res.Rows {
+		if r.Error != "" || len(r.Samples) != 1 {
+			t.Errorf("%s / %s: %d samples, error %q", r.Group, r.Name, len(r.Samples), r.Error)
+		}
+	}
+}
+
+// faultySlot is a channel handoff that mishandles its at-th task: "drop"
+// never delivers it (the worker is put back idle), "duplicate" has the
+// worker run it twice.
+type faultySlot struct {
+	chanSlot
+	fault  string
+	at     int32
+	puts   atomic.Int32 // submitters'
+	takes  int32        // the worker's
+	replay func()       // the worker's
+}
+
+func (s *faultySlot) put(f func()) bool {
+	if f != nil && s.fault == "drop" && s.puts.Add(1) == s.at {
+		return true
+	}
+	return s.chanSlot.put(f)
+}
+
+func (s *faultySlot) take() func() {
+	if f := s.replay; f != nil {
+		s.replay = nil
+		return f
+	}
+	f := s.chanSlot.take()
+	if s.takes++; f != nil && s.fault == "duplicate" && s.takes == s.at {
+		s.replay = f
+	}
+	return f
+}
+
+// done keeps the worker off the idle stack until it has run the replay.
+func (s *faultySlot) done() bool { return s.replay == nil }
+
+// TestHandoffChecksTasks checks that Run reports a task lost or run
+// twice by the handoff, and passes rounds over a handoff without a fault.
+func TestHandoffChecksTasks(t *testing.T) {
+	for _, fault := range []string{"none", "drop", "duplicate"} {
+		t.Run(fault, func(t *testing.T) {
+			b := startHandoff(handoffGroup{workers: 1, submitters: 2}, func() slot {
+				return &faultySlot{chanSlot: make(chan func()), fault: fault, at: 3}
+			})
+			done := make(chan error, 1)
+			go func() {
+				var err error
+				for r := 0; r < 3 && err == nil; r++ {
+					err = b.Run(50)
+				}
+				done <- err
+			}()
+			var err error
+			select {
+			case err = <-done:
+			case <-time.After(30 * time.Second):
+				t.Fatal("Run hung")
+			}
+			if fault == "none" && err != nil {
+				t.Fatalf("Run over a faultless handoff: %v", err)
+			}
+			if fault != "none" && (err == nil || !strings.Contains(err.Error(), "want 50")) {
+				t.Fatalf("Run over a handoff that makes a %s fault = %v, want an error", fault, err)
+			}
+			if err := b.Close(); err != nil {
+				t.Fatalf("Close: %v", err)
+			}
+		})
+	}
 }

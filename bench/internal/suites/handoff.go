@@ -1,0 +1,407 @@
+package suites
+
+import (
+	"context"
+	"fmt"
+	"runtime"
+	"sync"
+	"sync/atomic"
+
+	"github.com/knit-go/knit"
+	"github.com/knit-go/knit/bench/internal/harness"
+	"github.com/knit-go/knit/pool"
+)
+
+// The handoff suite is the handoff every pool makes per task, taken out
+// of any pool: W worker goroutines, each parked on a one-slot handoff of
+// its own, and a stack of idle workers. A submitter pops an idle worker
+// (waiting while there is none) and hands it the task; the worker runs
+// it and pushes itself back on the stack. Every row uses the same idle
+// stack, so rows differ only in the handoff; pool.Go on a W-worker pool
+// is beside them for reference.
+//
+// Each worker's task is one func() built once (no row pays a closure per
+// task); the submitter writes the task's number into the worker before
+// the handoff, and the worker adds it to a count and a sum of its own.
+// At the end of every Run all workers are back on the stack, and Run
+// checks that the tasks' numbers add up to 0+1+...+n-1 and that n ran:
+// every task ran exactly once.
+var handoffSuite = harness.Suite{
+	Name: "handoff",
+	Description: "The per-task handoff of a pool: submitters pop an idle worker from a mutex-protected stack " +
+		"(waiting while there is none) and hand it a func() through a one-slot handoff of its own; the worker runs it " +
+		"and pushes itself back. Handoffs: chan func() of capacity 0 (ref) and 1, knit MPSC and SPSC of capacity 1 " +
+		"(blocking Push/Pop), a one-word slot with a knit Event; and knit pool.Go on a W-worker pool.",
+	Unit: "task handed off and run",
+	Ref:  refHandoffChan0,
+	Rows: func(cfg harness.Config) []harness.Row {
+		var rows []harness.Row
+		for _, g := range handoffGroups(cfg.Scale) {
+			rows = append(rows, handoffRows(g)...)
+		}
+		return rows
+	},
+}
+
+const refHandoffChan0 = "chan func(), capacity 0"
+
+type handoffGroup struct{ workers, submitters int }
+
+func (g handoffGroup) String() string {
+	s := "s"
+	if g.submitters == 1 {
+		s = ""
+	}
+	return fmt.Sprintf("%s, %d submitter%s", knitWorkers(g.workers), g.submitters, s)
+}
+
+// handoffGroups: W = GOMAXPROCS (and W = 1 where that differs), each fed
+// by 1, 2 and 8 submitters.
+func handoffGroups(s harness.Scale) []handoffGroup {
+	if s == harness.Tiny {
+		return []handoffGroup{{1, 2}, {2, 8}}
+	}
+	ws := []int{runtime.GOMAXPROCS(0)}
+	if ws[0] > 1 {
+		ws = append(ws, 1)
+	}
+	var gs []handoffGroup
+	for _, w := range ws {
+		for _, sub := range []int{1, 2, 8} {
+			gs = append(gs, handoffGroup{w, sub})
+		}
+	}
+	return gs
+}
+
+func handoffRows(g handoffGroup) []harness.Row {
+	row := func(name string, mk func() slot) harness.Row {
+		return harness.Row{Group: g.String(), Name: name, Start: func(harness.Config) (harness.Bench, error) {
+			return startHandoff(g, mk), nil
+		}}
+	}
+	return []harness.Row{
+		row(refHandoffChan0, func() slot { return chanSlot(make(chan func())) }),
+		row("chan func(), capacity 1", func() slot { return chanSlot(make(chan func(), 1)) }),
+		row("knit MPSC, capacity 1", func() slot { return mpscSlot{knit.NewMPSC[func()](1)} }),
+		row("knit SPSC, capacity 1", func() slot { return &spscSlot{q: knit.NewSPSC[func()](1)} }),
+		row("knit Event + one-word slot", func() slot { return &eventSlot{} }),
+		{Group: g.String(), Name: "knit pool.Go", Start: func(harness.Config) (harness.Bench, error) {
+			return startPoolHandoff(g), nil
+		}},
+	}
+}
+
+// slot is one worker's one-slot handoff. put is called by the submitter
+// that popped the worker from the idle stack, take by the worker alone;
+// a nil func tells the worker to exit. put returns whether the worker
+// may go back on the stack now; otherwise the worker's done does that.
+type slot interface {
+	put(f func()) bool
+	take() func()
+	// done is the worker's, after the task ran: whether it goes back on
+	// the stack now.
+	done() bool
+}
+
+type chanSlot chan func()
+
+func (c chanSlot) put(f func()) bool { c <- f; return false }
+func (c chanSlot) take() func()      { return <-c }
+func (c chanSlot) done() bool        { return true }
+
+type mpscSlot struct{ q *knit.MPSC[func()] }
+
+func (s mpscSlot) put(f func()) bool {
+	if err := s.q.Push(context.Background(), f); err != nil {
+		panic(err) // never closed
+	}
+	return false
+}
+
+func (s mpscSlot) take() func() {
+	f, err := s.q.Pop(context.Background())
+	if err != nil {
+		panic(err)
+	}
+	return f
+}
+
+func (s mpscSlot) done() bool { return true }
+
+// spscSlot is an SPSC ring shared by every submitter. Its single-producer
+// rule holds because no two submitters are ever inside a Push on it at
+// once: the worker goes back on the idle stack only when both the task
+// has run and the submitter's Push has returned, whichever is last (the
+// two-party count left). Pushing back after the task alone would let the
+// next submitter's Push start while the last one is still inside its
+// wake of the worker.
+type spscSlot struct {
+	q    *knit.SPSC[func()]
+	left atomic.Int32
+}
+
+func (s *spscSlot) put(f func()) bool {
+	s.left.Store(2) // the worker is this submitter's alone until both are done
+	if err := s.q.Push(context.Background(), f); err != nil {
+		panic(err)
+	}
+	return f != nil && s.left.Add(-1) == 0
+}
+
+func (s *spscSlot) take() func() {
+	f, err := s.q.Pop(context.Background())
+	if err != nil {
+		panic(err)
+	}
+	return f
+}
+
+func (s *spscSlot) done() bool { return s.left.Add(-1) == 0 }
+
+// eventSlot is a one-word slot and an Event: the submitter stores the
+// func, sets full and notifies; the worker waits for full.
+type eventSlot struct {
+	fn   func() // written before full is set, read after it is seen
+	full atomic.Uint32
+	ev   knit.Event
+	cond func() bool
+}
+
+func (s *eventSlot) put(f func()) bool {
+	s.fn = f
+	s.full.Store(1)
+	s.ev.Notify(1)
+	return false
+}
+
+func (s *eventSlot) take() func() {
+	if s.cond == nil {
+		s.cond = func() bool { return s.full.Load() != 0 }
+	}
+	if err := s.ev.WaitFor(context.Background(), s.cond, knit.Park{}); err != nil {
+		panic(err)
+	}
+	f := s.fn
+	s.fn = nil
+	s.full.Store(0)
+	return f
+}
+
+func (s *eventSlot) done() bool { return true }
+
+// handoffWorker is one worker: its slot, the number of the task it was
+// handed, and what it ran (its own line, read once the worker is idle).
+type handoffWorker struct {
+	slot  slot
+	arg   uint64 // written by the submitter before put
+	run   func() // the task, built once: adds arg to sum
+	count uint64
+	sum   uint64
+	_     [64]byte
+}
+
+// idleStack is the stack of idle workers every row shares.
+type idleStack struct {
+	mu       sync.Mutex
+	avail    sync.Cond // a worker was pushed; for submitters
+	all      sync.Cond // every worker is back; for the end of Run
+	idle     []int
+	waiting  int // submitters in avail.Wait
+	draining bool
+	workers  int
+}
+
+func (s *idleStack) pop() int {
+	s.mu.Lock()
+	for len(s.idle) == 0 {
+		s.waiting++
+		s.avail.Wait()
+		s.waiting--
+	}
+	w := s.idle[len(s.idle)-1]
+	s.idle = s.idle[:len(s.idle)-1]
+	s.mu.Unlock()
+	return w
+}
+
+func (s *idleStack) push(w int) {
+	s.mu.Lock()
+	s.idle = append(s.idle, w)
+	if s.waiting > 0 {
+		s.avail.Signal()
+	}
+	if s.draining && len(s.idle) == s.workers {
+		s.all.Signal()
+	}
+	s.mu.Unlock()
+}
+
+// drain waits until every worker is back on the stack.
+func (s *idleStack) drain() {
+	s.mu.Lock()
+	s.draining = true
+	for len(s.idle) < s.workers {
+		s.all.Wait()
+	}
+	s.draining = false
+	s.mu.Unlock()
+}
+
+type handoffBench struct {
+	submitters int
+	idle       idleStack
+	workers    []*handoffWorker
+	exited     sync.WaitGroup
+}
+
+func startHandoff(g handoffGroup, mk func() slot) *handoffBench {
+	b := &handoffBench{submitters: g.submitters}
+	b.idle.avail.L = &b.idle.mu
+	b.idle.all.L = &b.idle.mu
+	b.idle.workers = g.workers
+	for i := range g.workers {
+		w := &handoffWorker{slot: mk()}
+		w.run = func() { w.count++; w.sum += w.arg }
+		b.workers = append(b.workers, w)
+		b.idle.idle = append(b.idle.idle, i)
+		b.exited.Add(1)
+		go b.work(i, w)
+	}
+	return b
+}
+
+func (b *handoffBench) work(i int, w *handoffWorker) {
+	defer b.exited.Done()
+	for {
+		f := w.slot.take()
+		if f == nil {
+			return
+		}
+		f()
+		if w.slot.done() {
+			b.idle.push(i)
+		}
+	}
+}
+
+// submit hands task number arg to an idle worker.
+func (b *handoffBench) submit(arg uint64) {
+	i := b.idle.pop()
+	w := b.workers[i]
+	w.arg = arg
+	if w.slot.put(w.run) {
+		b.idle.push(i)
+	}
+}
+
+func (b *handoffBench) Run(n int) error {
+	for _, w := range b.workers {
+		w.count, w.sum = 0, 0 // every worker is idle: no task is running
+	}
+	each := func(s int) {
+		for i := s; i < n; i += b.submitters {
+			b.submit(uint64(i))
+		}
+	}
+	if b.submitters <= 1 {
+		each(0)
+	} else {
+		var wg sync.WaitGroup
+		for s := range b.submitters {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				each(s)
+			}()
+		}
+		wg.Wait()
+	}
+	b.idle.drain()
+	var count, sum uint64
+	for _, w := range b.workers {
+		count += w.count
+		sum += w.sum
+	}
+	if want := uint64(n) * uint64(n-1) / 2; count != uint64(n) || sum != want {
+		return fmt.Errorf("%d tasks ran with numbers summing to %d, want %d summing to %d", count, sum, n, want)
+	}
+	return nil
+}
+
+// Close stops the workers through the same path as a task: pop each one
+// from the stack and hand it nil.
+func (b *handoffBench) Close() error {
+	for range b.workers {
+		i := b.idle.pop()
+		b.workers[i].slot.put(nil)
+	}
+	b.exited.Wait()
+	return nil
+}
+
+// poolHandoff is pool.Go on a W-worker pool, fed by the same submitters.
+// The pool has no idle stack to drain and its tasks no worker to carry a
+// number, so the check is the count: each task adds one and marks a
+// WaitGroup done (a duplicate panics it, a loss leaves Run waiting).
+type poolHandoff struct {
+	submitters int
+	p          *pool.Pool
+	wg         sync.WaitGroup
+	count      atomic.Uint64
+	task       func()
+}
+
+func startPoolHandoff(g handoffGroup) *poolHandoff {
+	b := &poolHandoff{submitters: g.submitters, p: pool.New(pool.Config{Workers: g.workers})}
+	b.task = func() { b.count.Add(1); b.wg.Done() }
+	return b
+}
+
+func (b *poolHandoff) Run(n int) error {
+	b.count.Store(0)
+	b.wg.Add(n)
+	errs := make([]error, b.submitters)
+	each := func(s int) {
+		k := 0
+		for i := s; i < n; i += b.submitters {
+			if err := b.p.Go(b.task); err != nil {
+				errs[s] = err
+				break
+			}
+			k++
+		}
+		// Mark the tasks never submitted done, so the wait still ends.
+		for i := s + k*b.submitters; i < n; i += b.submitters {
+			b.wg.Done()
+		}
+	}
+	if b.submitters <= 1 {
+		each(0)
+	} else {
+		var swg sync.WaitGroup
+		for s := range b.submitters {
+			swg.Add(1)
+			go func() {
+				defer swg.Done()
+				each(s)
+			}()
+		}
+		swg.Wait()
+	}
+	b.wg.Wait()
+	for _, err := range errs {
+		if err != nil {
+			return err
+		}
+	}
+	if c := b.count.Load(); c != uint64(n) {
+		return fmt.Errorf("%d tasks ran, want %d", c, n)
+	}
+	return nil
+}
+
+func (b *poolHandoff) Close() error {
+	b.p.Close()
+	return nil
+}
