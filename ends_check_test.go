@@ -148,11 +148,12 @@ func TestCheckedEndsForeignClose(t *testing.T) {
 	for _, r := range producerRings() {
 		t.Run(r.name+"/racing", func(t *testing.T) {
 			var pushed atomic.Int64
+			var stop atomic.Bool // Close panicked, so the ring stays open
 			producer := make(chan string, 1)
 			go func() {
 				producer <- catch(func() {
 					deadline := time.Now().Add(parkWatchdogTime)
-					for time.Now().Before(deadline) {
+					for !stop.Load() && time.Now().Before(deadline) {
 						if err := r.push(1); err == ErrClosed {
 							return // closed, and nothing noticed the race
 						}
@@ -164,6 +165,7 @@ func TestCheckedEndsForeignClose(t *testing.T) {
 				runtime.Gosched()
 			}
 			closeMsg := catch(r.close)
+			stop.Store(closeMsg != "")
 			prodMsg := <-producer
 			msg := closeMsg + prodMsg
 			if msg == "" {
