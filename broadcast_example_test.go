@@ -2,6 +2,7 @@ package knit_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"sync"
@@ -56,13 +57,26 @@ func ExampleBroadcast_SubscribeAfter() {
 	store := b.SubscribeAfter(tax)
 	report := b.SubscribeAfter(store)
 
+	// A stage runs f on every item until the Broadcast is closed and
+	// drained (ErrClosed: the stage is done) or ctx ends (its error).
+	stage := func(s *knit.Subscription[order], f func(*order)) error {
+		for {
+			if err := s.PopFunc(ctx, f); errors.Is(err, knit.ErrClosed) {
+				return nil
+			} else if err != nil {
+				return err
+			}
+		}
+	}
 	var wg sync.WaitGroup
 	wg.Go(func() {
-		for tax.PopFunc(ctx, func(o *order) { o.taxed = o.price * 120 / 100 }) == nil {
+		if err := stage(tax, func(o *order) { o.taxed = o.price * 120 / 100 }); err != nil {
+			fmt.Println("tax:", err)
 		}
 	})
 	wg.Go(func() {
-		for store.PopFunc(ctx, func(o *order) { o.stored = o.taxed > 0 }) == nil {
+		if err := stage(store, func(o *order) { o.stored = o.taxed > 0 }); err != nil {
+			fmt.Println("store:", err)
 		}
 	})
 	wg.Go(func() {

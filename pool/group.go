@@ -25,6 +25,15 @@ import (
 // in SkippedGroup when the group failed, in SkippedCtx when the parent
 // context ended.
 //
+// What carries over from errgroup: Go, TryGo, SetLimit and Wait, the first
+// error, and the context cancelled at the first failure or at Wait. What
+// does not: at most as many tasks run at once as the pool has workers,
+// whatever the limit (SetLimit(8) on a two-worker pool runs two), and a
+// task that blocks (sleeps, waits for I/O or a lock) holds its worker the
+// whole time. A Group is for work that computes; for work that mostly
+// waits, use errgroup, whose tasks are goroutines, or a pool sized for
+// the waiting (Config.Workers).
+//
 // A Group is for one round of work: every Go must happen before Wait (as
 // a sync.WaitGroup's Add must), or from a task of the group. Once Wait
 // has returned, the context is done and a later Go is refused, which
