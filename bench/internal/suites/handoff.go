@@ -304,19 +304,7 @@ func (b *handoffBench) Run(n int) error {
 			b.submit(uint64(i))
 		}
 	}
-	if b.submitters <= 1 {
-		each(0)
-	} else {
-		var wg sync.WaitGroup
-		for s := range b.submitters {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				each(s)
-			}()
-		}
-		wg.Wait()
-	}
+	runSubmitters(b.submitters, each)
 	b.idle.drain()
 	var count, sum uint64
 	for _, w := range b.workers {
@@ -376,19 +364,7 @@ func (b *poolHandoff) Run(n int) error {
 			b.wg.Done()
 		}
 	}
-	if b.submitters <= 1 {
-		each(0)
-	} else {
-		var swg sync.WaitGroup
-		for s := range b.submitters {
-			swg.Add(1)
-			go func() {
-				defer swg.Done()
-				each(s)
-			}()
-		}
-		swg.Wait()
-	}
+	runSubmitters(b.submitters, each)
 	b.wg.Wait()
 	for _, err := range errs {
 		if err != nil {
@@ -404,4 +380,18 @@ func (b *poolHandoff) Run(n int) error {
 func (b *poolHandoff) Close() error {
 	b.p.Close()
 	return nil
+}
+
+// runSubmitters runs each(0) ... each(k-1), one submitter a goroutine
+// (on the caller's own when k is 1), and returns when all have.
+func runSubmitters(k int, each func(s int)) {
+	if k <= 1 {
+		each(0)
+		return
+	}
+	var wg sync.WaitGroup
+	for s := range k {
+		wg.Go(func() { each(s) })
+	}
+	wg.Wait()
 }
