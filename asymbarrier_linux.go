@@ -9,14 +9,15 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// The asymmetric barrier behind the bell modes (ring.go): membarrier(2)
+// The asymmetric barrier behind the bell modes (bell.go): membarrier(2)
 // with MEMBARRIER_CMD_PRIVATE_EXPEDITED interrupts every CPU running a
 // thread of this process and has it execute a full barrier before the
 // call returns; a thread that is not running passed one when it was
 // switched out. The process must register first, and registering waits
-// for an RCU grace period (16 ms measured on a 2-vCPU machine), so it runs
-// in the background from the first ring's construction; until it is done
-// every bell stays fenced, which is always correct.
+// for an RCU grace period, which takes milliseconds (BENCHMARKS.md,
+// "Rings"), so it runs in the background from the first ring's
+// construction; until it is done every bell stays fenced, which is
+// always correct.
 
 const (
 	membarrierQuery                    = 0

@@ -3,7 +3,7 @@
 package knit
 
 // Without membarrier(2) there is no asymmetric barrier: every bell stays
-// fenced (ring.go), so publishers fence after their release store, which
+// fenced (bell.go), so publishers fence after their release store, which
 // is what sync/atomic's Store would cost.
 
 func startAsymBarrier() {}

@@ -12,7 +12,7 @@ import (
 )
 
 // TestRingBatchStatus: the batch calls tell full, empty and closed apart,
-// on every ring and end, so a loop over TrySendBatch ends after Close.
+// on every ring and end, so a loop over TryPushBatch ends after Close.
 func TestRingBatchStatus(t *testing.T) {
 	ctx := context.Background()
 	for _, k := range ringKinds {
@@ -27,56 +27,56 @@ func TestRingBatchStatus(t *testing.T) {
 			var n int
 			var err error
 			if k.unbounded {
-				n, err = q.TrySendBatch([]int{1, 2, 3, 4})
-				check("TrySendBatch of 4", n, err, 4, nil)
+				n, err = q.TryPushBatch([]int{1, 2, 3, 4})
+				check("TryPushBatch of 4", n, err, 4, nil)
 			} else {
-				n, err = q.TrySendBatch([]int{1, 2, 3, 4, 5, 6})
-				check("TrySendBatch of 6 into 4", n, err, 4, ErrFull)
+				n, err = q.TryPushBatch([]int{1, 2, 3, 4, 5, 6})
+				check("TryPushBatch of 6 into 4", n, err, 4, ErrFull)
 			}
 			dst := make([]int, 8)
-			n, err = q.TryRecvBatch(dst[:2])
-			check("TryRecvBatch of 2", n, err, 2, nil)
-			n, err = q.TryRecvBatch(dst)
-			check("TryRecvBatch of the rest", n, err, 2, nil)
+			n, err = q.TryPopBatch(dst[:2])
+			check("TryPopBatch of 2", n, err, 2, nil)
+			n, err = q.TryPopBatch(dst)
+			check("TryPopBatch of the rest", n, err, 2, nil)
 			if !slices.Equal(dst[:2], []int{3, 4}) {
-				t.Fatalf("TryRecvBatch took %v, want [3 4]", dst[:2])
+				t.Fatalf("TryPopBatch took %v, want [3 4]", dst[:2])
 			}
-			n, err = q.TryRecvBatch(dst)
-			check("TryRecvBatch on empty", n, err, 0, ErrEmpty)
-			n, err = q.TryRecvBatch(nil)
-			check("TryRecvBatch of nothing", n, err, 0, nil)
-			n, err = q.TrySendBatch(nil)
-			check("TrySendBatch of nothing", n, err, 0, nil)
-			n, err = q.SendBatch(ctx, []int{7, 8, 9})
-			check("SendBatch of 3", n, err, 3, nil)
+			n, err = q.TryPopBatch(dst)
+			check("TryPopBatch on empty", n, err, 0, ErrEmpty)
+			n, err = q.TryPopBatch(nil)
+			check("TryPopBatch of nothing", n, err, 0, nil)
+			n, err = q.TryPushBatch(nil)
+			check("TryPushBatch of nothing", n, err, 0, nil)
+			n, err = q.PushBatch(ctx, []int{7, 8, 9})
+			check("PushBatch of 3", n, err, 3, nil)
 			q.Close()
-			n, err = q.TrySendBatch([]int{10})
-			check("TrySendBatch after Close", n, err, 0, ErrClosed)
-			n, err = q.SendBatch(ctx, []int{10})
-			check("SendBatch after Close", n, err, 0, ErrClosed)
+			n, err = q.TryPushBatch([]int{10})
+			check("TryPushBatch after Close", n, err, 0, ErrClosed)
+			n, err = q.PushBatch(ctx, []int{10})
+			check("PushBatch after Close", n, err, 0, ErrClosed)
 			// The loop the issue was about: it ends after Close.
 			vs := []int{10, 11}
 			for len(vs) > 0 {
-				n, err := q.TrySendBatch(vs)
+				n, err := q.TryPushBatch(vs)
 				vs = vs[n:]
 				if errors.Is(err, ErrClosed) {
 					break
 				}
 			}
-			n, err = q.RecvBatch(ctx, dst)
-			check("RecvBatch after Close", n, err, 3, nil)
+			n, err = q.PopBatch(ctx, dst)
+			check("PopBatch after Close", n, err, 3, nil)
 			if !slices.Equal(dst[:3], []int{7, 8, 9}) {
-				t.Fatalf("RecvBatch took %v, want [7 8 9]", dst[:3])
+				t.Fatalf("PopBatch took %v, want [7 8 9]", dst[:3])
 			}
-			n, err = q.TryRecvBatch(dst)
-			check("TryRecvBatch when drained", n, err, 0, ErrClosed)
-			n, err = q.RecvBatch(ctx, dst)
-			check("RecvBatch when drained", n, err, 0, ErrClosed)
+			n, err = q.TryPopBatch(dst)
+			check("TryPopBatch when drained", n, err, 0, ErrClosed)
+			n, err = q.PopBatch(ctx, dst)
+			check("PopBatch when drained", n, err, 0, ErrClosed)
 		})
 	}
 }
 
-// TestRingBatchBlocking streams items through SendBatch and RecvBatch,
+// TestRingBatchBlocking streams items through PushBatch and PopBatch,
 // and through All, across a ring much smaller than a batch: every item
 // arrives once, in order per producer, and the consumer ends at Close.
 func TestRingBatchBlocking(t *testing.T) {
@@ -107,8 +107,8 @@ func TestRingBatchBlocking(t *testing.T) {
 								vs = append(vs, p*per+i)
 								i++
 							}
-							if n, err := q.SendBatch(ctx, vs); n != len(vs) || err != nil {
-								t.Errorf("SendBatch = %d, %v; want %d, nil", n, err, len(vs))
+							if n, err := q.PushBatch(ctx, vs); n != len(vs) || err != nil {
+								t.Errorf("PushBatch = %d, %v; want %d, nil", n, err, len(vs))
 								return
 							}
 						}
@@ -126,15 +126,15 @@ func TestRingBatchBlocking(t *testing.T) {
 						}
 						dst := make([]int, 16)
 						for {
-							n, err := q.RecvBatch(ctx, dst)
+							n, err := q.PopBatch(ctx, dst)
 							if err != nil {
 								if !errors.Is(err, ErrClosed) || n != 0 {
-									t.Errorf("RecvBatch = %d, %v at the end; want 0, ErrClosed", n, err)
+									t.Errorf("PopBatch = %d, %v at the end; want 0, ErrClosed", n, err)
 								}
 								return
 							}
 							if n == 0 {
-								t.Error("RecvBatch returned 0 items and no error")
+								t.Error("PopBatch returned 0 items and no error")
 								return
 							}
 							got[c] = append(got[c], dst[:n]...)
@@ -169,10 +169,10 @@ func TestRingBatchBlocking(t *testing.T) {
 	}
 }
 
-// TestRingBatchCloseAndCancel: a SendBatch blocked on a full ring returns
+// TestRingBatchCloseAndCancel: a PushBatch blocked on a full ring returns
 // when the ring is closed (multi-producer rings, where another goroutine
 // may close) or its ctx is cancelled, and says exactly how many went in;
-// a RecvBatch and a range blocked on an empty ring end the same way.
+// a PopBatch and a range blocked on an empty ring end the same way.
 func TestRingBatchCloseAndCancel(t *testing.T) {
 	for _, k := range ringKinds {
 		t.Run(k.name, func(t *testing.T) {
@@ -184,54 +184,56 @@ func TestRingBatchCloseAndCancel(t *testing.T) {
 			}
 			rc := make(chan res, 1)
 			if k.unbounded {
-				// A SendBatch never waits: only the consumer's half applies.
-				q.PushBatch([]int{1, 2})
+				// A PushBatch never waits: only the consumer's half applies.
+				if n, err := q.TryPushBatch([]int{1, 2}); n != 2 || err != nil {
+					t.Fatalf("TryPushBatch = %d, %v", n, err)
+				}
 				q.Close()
 			} else {
 				ctx, cancel := context.WithCancel(context.Background())
 				go func() {
-					n, err := q.SendBatch(ctx, []int{1, 2, 3, 4, 5})
+					n, err := q.PushBatch(ctx, []int{1, 2, 3, 4, 5})
 					rc <- res{n, err}
 				}()
 				waitRegistered(t, &bellsOfRing(q).notFull.Event, 1)
 				cancel()
 				if r := <-rc; r.n != 2 || !errors.Is(r.err, context.Canceled) {
-					t.Fatalf("cancelled SendBatch = %d, %v; want 2, context.Canceled", r.n, r.err)
+					t.Fatalf("cancelled PushBatch = %d, %v; want 2, context.Canceled", r.n, r.err)
 				}
 				if q.Len() != 2 {
-					t.Fatalf("Len = %d after a SendBatch that put in 2", q.Len())
+					t.Fatalf("Len = %d after a PushBatch that put in 2", q.Len())
 				}
 				if k.multiProducer {
 					go func() {
-						n, err := q.SendBatch(context.Background(), []int{6, 7})
+						n, err := q.PushBatch(context.Background(), []int{6, 7})
 						rc <- res{n, err}
 					}()
 					waitRegistered(t, &bellsOfRing(q).notFull.Event, 1)
 					q.Close()
 					if r := <-rc; r.n != 0 || !errors.Is(r.err, ErrClosed) {
-						t.Fatalf("SendBatch blocked across Close = %d, %v; want 0, ErrClosed", r.n, r.err)
+						t.Fatalf("PushBatch blocked across Close = %d, %v; want 0, ErrClosed", r.n, r.err)
 					}
 				} else {
 					q.Close()
 				}
 			}
 			dst := make([]int, 4)
-			if n, err := q.RecvBatch(context.Background(), dst); n != 2 || err != nil {
-				t.Fatalf("RecvBatch after Close = %d, %v; want the 2 items", n, err)
+			if n, err := q.PopBatch(context.Background(), dst); n != 2 || err != nil {
+				t.Fatalf("PopBatch after Close = %d, %v; want the 2 items", n, err)
 			}
 
-			// Blocked consumers: RecvBatch cancelled, then a range
+			// Blocked consumers: PopBatch cancelled, then a range
 			// cancelled, then a range that Close ends.
 			e := k.newInt(2)
 			rctx, rcancel := context.WithCancel(context.Background())
 			go func() {
-				n, err := e.RecvBatch(rctx, dst)
+				n, err := e.PopBatch(rctx, dst)
 				rc <- res{n, err}
 			}()
 			waitRegistered(t, &bellsOfRing(e).notEmpty.Event, 1)
 			rcancel()
 			if r := <-rc; r.n != 0 || !errors.Is(r.err, context.Canceled) {
-				t.Fatalf("cancelled RecvBatch = %d, %v", r.n, r.err)
+				t.Fatalf("cancelled PopBatch = %d, %v", r.n, r.err)
 			}
 			actx, acancel := context.WithCancel(context.Background())
 			go func() {
@@ -253,7 +255,9 @@ func TestRingBatchCloseAndCancel(t *testing.T) {
 				}
 				rc <- res{n, nil}
 			}()
-			e.TryPush(1)
+			if err := e.TryPush(1); err != nil {
+				t.Fatal(err)
+			}
 			waitRegistered(t, &bellsOfRing(e).notEmpty.Event, 1)
 			e.Close()
 			if r := <-rc; r.n != 1 {
@@ -268,14 +272,16 @@ func TestRingAllBreak(t *testing.T) {
 	for _, k := range ringKinds {
 		t.Run(k.name, func(t *testing.T) {
 			q := k.newInt(8)
-			q.PushBatch([]int{1, 2, 3, 4})
+			if n, err := q.TryPushBatch([]int{1, 2, 3, 4}); n != 4 || err != nil {
+				t.Fatalf("TryPushBatch = %d, %v", n, err)
+			}
 			for v := range q.All(context.Background()) {
 				if v == 2 {
 					break
 				}
 			}
-			if v, err := q.TryRecv(); v != 3 || err != nil {
-				t.Fatalf("after a break at 2, TryRecv = %d, %v; want 3", v, err)
+			if v, err := q.TryPop(); v != 3 || err != nil {
+				t.Fatalf("after a break at 2, TryPop = %d, %v; want 3", v, err)
 			}
 		})
 	}
@@ -284,7 +290,7 @@ func TestRingAllBreak(t *testing.T) {
 // TestDoneContextDoesNothing: every call that takes a ctx does nothing
 // and returns ctx.Err() when the ctx is done before the call, even where
 // it would not have had to wait: on every ring and end, Push stores
-// nothing, Pop, RecvBatch and a range take nothing, SendBatch stores
+// nothing, Pop, PopBatch and a range take nothing, PushBatch stores
 // nothing; and Event.Wait returns ctx.Err() even after a Notify.
 func TestDoneContextDoesNothing(t *testing.T) {
 	cancelled, cancel := context.WithCancel(context.Background())
@@ -296,18 +302,20 @@ func TestDoneContextDoesNothing(t *testing.T) {
 		for _, k := range ringKinds {
 			t.Run(fmt.Sprintf("%s/%v", k.name, want), func(t *testing.T) {
 				q := k.newInt(8)
-				q.TryPush(1)
+				if err := q.TryPush(1); err != nil {
+					t.Fatal(err)
+				}
 				if err := q.Push(ctx, 2); !errors.Is(err, want) {
 					t.Errorf("Push = %v, want %v", err, want)
 				}
-				if n, err := q.SendBatch(ctx, []int{2, 3}); n != 0 || !errors.Is(err, want) {
-					t.Errorf("SendBatch = %d, %v; want 0, %v", n, err, want)
+				if n, err := q.PushBatch(ctx, []int{2, 3}); n != 0 || !errors.Is(err, want) {
+					t.Errorf("PushBatch = %d, %v; want 0, %v", n, err, want)
 				}
 				if _, err := q.Pop(ctx); !errors.Is(err, want) {
 					t.Errorf("Pop = %v, want %v", err, want)
 				}
-				if n, err := q.RecvBatch(ctx, make([]int, 4)); n != 0 || !errors.Is(err, want) {
-					t.Errorf("RecvBatch = %d, %v; want 0, %v", n, err, want)
+				if n, err := q.PopBatch(ctx, make([]int, 4)); n != 0 || !errors.Is(err, want) {
+					t.Errorf("PopBatch = %d, %v; want 0, %v", n, err, want)
 				}
 				for v := range q.All(ctx) {
 					t.Errorf("a range with a done ctx yielded %d", v)
@@ -315,8 +323,8 @@ func TestDoneContextDoesNothing(t *testing.T) {
 				if q.Len() != 1 {
 					t.Fatalf("Len = %d after calls with a done ctx, want the 1 item pushed before", q.Len())
 				}
-				if v, err := q.TryRecv(); v != 1 || err != nil {
-					t.Fatalf("TryRecv = %d, %v; want the item pushed before", v, err)
+				if v, err := q.TryPop(); v != 1 || err != nil {
+					t.Fatalf("TryPop = %d, %v; want the item pushed before", v, err)
 				}
 			})
 		}

@@ -37,11 +37,12 @@ import (
 // goroutine at a time, as an SPSC's producer end does; so does each
 // Subscription. Subscribe and SubscribeAfter may be called from anywhere.
 // Blocking calls spin for the ring's budget and then park, with no wake
-// while nobody waits; WithSpin and WithBackend apply to both sides.
+// while nobody waits; the Park given to NewBroadcast applies to both
+// sides.
 // Close is lossless: each subscription drains what it has not yet seen,
 // then gets ErrClosed. Close is a producer call, with SPSC's rule: from
 // the goroutine that pushes, or after its last call; a subscriber may not
-// close (SPSC.Close says why).
+// close (SPSCProducer.Close says why).
 //
 // Memory: Cap slots of T, plus under 1 KiB of padded indices and
 // doorbells (1.5 KiB with arm64's 128-byte lines), and two lines per
@@ -97,7 +98,7 @@ type Broadcast[T any] struct {
 // Subscription is one subscriber of a Broadcast: the consumer calls of a
 // ring (TryPop, Pop, the batch calls, All) over every item the
 // Broadcast's producer pushes after it subscribed, and a Select case
-// through Recv. One goroutine at a time uses it; Unsubscribe belongs to
+// through PopCase. One goroutine at a time uses it; Unsubscribe belongs to
 // that goroutine too (cancel its ctx to get it out of a blocked Pop).
 type Subscription[T any] struct {
 	_ [CacheLineSize]byte
@@ -123,13 +124,14 @@ type Subscription[T any] struct {
 }
 
 // NewBroadcast returns a Broadcast holding capacity items, rounded up to a
-// power of two, and no subscription. It panics if capacity is < 1 or >
+// power of two, and no subscription; park, if given, says how blocked
+// calls wait. It panics if capacity is < 1 or >
 // MaxCapacity, or if the slots would take more than 1 TiB.
-func NewBroadcast[T any](capacity int, opts ...Option) *Broadcast[T] {
+func NewBroadcast[T any](capacity int, park ...Park) *Broadcast[T] {
 	c := roundCapacity("Broadcast", capacity, sizeOf[T]())
 	b := &Broadcast[T]{buf: make([]T, c), mask: uint64(c - 1)}
 	b.clearSlots = holdsPointers(reflect.TypeFor[T]())
-	b.bells.park = ringPark(opts)
+	b.bells.park = ringPark("Broadcast", park)
 	b.stage.park = b.bells.park
 	b.subs.Store(new([]*Subscription[T]))
 	return b
@@ -192,9 +194,9 @@ func (b *Broadcast[T]) subscribe(up *Subscription[T]) *Subscription[T] {
 
 // Unsubscribe leaves the Broadcast: the producer stops waiting for this
 // subscription at once, followers follow its leader (or the producer),
-// and its own calls return ErrClosed from now on (TryPop false). It is
-// idempotent, and belongs to the subscriber's goroutine (or to any, once
-// that one has stopped).
+// and its own calls return ErrClosed from now on. It is idempotent, and
+// belongs to the subscriber's goroutine (or to any, once that one has
+// stopped).
 func (s *Subscription[T]) Unsubscribe() {
 	if checkEnds {
 		s.side.enter("Broadcast", "subscriber")
@@ -268,7 +270,7 @@ func (s *Subscription[T]) liveLeader() *Subscription[T] {
 // reloads its barrier and sleeps (popSlow, Select). A leader publishes
 // its cursor with publish2, whose second bell is stage, and then loads
 // its followers count and, if that is non-zero, stage's waiter count:
-// those loads are stage's P3 in the bell-mode argument (ring.go), which
+// those loads are stage's P3 in the bell-mode argument (bell.go), which
 // therefore gives, for a follower counted before it registered: the
 // follower's reload sees the cursor, or the leader sees the follower
 // registered. Counts change under mu (recount), and a follower counted
@@ -597,18 +599,20 @@ func (s *Subscription[T]) indices() (tail, head uint64) {
 	return s.barrier(), s.cursor.Load()
 }
 
-// The producer is a Sink and a subscription a Source (ringOps): each side
+// The producer and a subscription are each a ringOps: each side
 // implements the other's calls only to satisfy the interface; Select
 // never makes them.
-func (b *Broadcast[T]) pop() (T, status)       { panic("knit: pop on a Broadcast's producer side") }
-func (b *Broadcast[T]) popN([]T) int           { panic("knit: pop on a Broadcast's producer side") }
-func (b *Broadcast[T]) pushN(vs []T) int       { return b.pushBatch(vs) }
-func (b *Broadcast[T]) bellsOf() *ringBells    { return &b.bells }
-func (s *Subscription[T]) push(T) status       { panic("knit: push on a Broadcast subscription") }
-func (s *Subscription[T]) pushN([]T) int       { panic("knit: push on a Broadcast subscription") }
-func (s *Subscription[T]) popN(dst []T) int    { return s.popBatch(dst) }
-func (b *Broadcast[T]) sendOps() ringOps[T]    { return b }
-func (s *Subscription[T]) recvOps() ringOps[T] { return s }
+func (b *Broadcast[T]) pop() (T, status)      { panic("knit: pop on a Broadcast's producer side") }
+func (b *Broadcast[T]) popN([]T) int          { panic("knit: pop on a Broadcast's producer side") }
+func (b *Broadcast[T]) pushN(vs []T) int      { return b.pushBatch(vs) }
+func (b *Broadcast[T]) bellsOf() *ringBells   { return &b.bells }
+func (s *Subscription[T]) push(T) status      { panic("knit: push on a Broadcast subscription") }
+func (s *Subscription[T]) pushN([]T) int      { panic("knit: push on a Broadcast subscription") }
+func (s *Subscription[T]) pushClosed() bool   { panic("knit: push on a Broadcast subscription") }
+func (b *Broadcast[T]) pushClosed() bool      { return b.tail.Load()&closedBit != 0 }
+func (s *Subscription[T]) popN(dst []T) int   { return s.popBatch(dst) }
+func (b *Broadcast[T]) pushOps() ringOps[T]   { return b }
+func (s *Subscription[T]) popOps() ringOps[T] { return s }
 
 // bellsOf is the doorbell this subscription waits on: stage for a
 // follower (whatever its leaders do later), notEmpty otherwise.
@@ -619,22 +623,15 @@ func (s *Subscription[T]) bellsOf() *ringBells {
 	return &s.b.bells
 }
 
-var (
-	_ ringOps[int] = (*Broadcast[int])(nil)
-	_ ringOps[int] = (*Subscription[int])(nil)
-)
+// The grid (see Producer and Consumer): the Broadcast is the producer,
+// each Subscription a consumer.
 
-// TryPush adds v if every subscription has room for it and the Broadcast
-// is open; it never blocks.
-func (b *Broadcast[T]) TryPush(v T) bool { return b.push(v) == stOK }
+// TryPush adds v if every subscription has room: see Producer.TryPush.
+// ErrFull means the slowest subscription is a lap behind.
+func (b *Broadcast[T]) TryPush(v T) error { return statusErr[b.push(v)&7] }
 
-// TrySend adds v if there is room and the Broadcast is open, and
-// otherwise says which: ErrFull (the slowest subscription is a lap
-// behind) or ErrClosed.
-func (b *Broadcast[T]) TrySend(v T) error { return statusErr[b.push(v)&7] }
-
-// Push adds v, spinning and then parking while the slowest subscription
-// is a lap behind. It returns ErrClosed after Close, or ctx.Err().
+// Push adds v, waiting while the slowest subscription is a lap behind:
+// see Producer.Push.
 func (b *Broadcast[T]) Push(ctx context.Context, v T) error {
 	if err := ctxErr(ctx); err != nil {
 		return err
@@ -645,26 +642,19 @@ func (b *Broadcast[T]) Push(ctx context.Context, v T) error {
 	return pushSlow[T](b, &b.bells, ctx, v)
 }
 
-// PushBatch adds as many of vs as every subscription has room for, in
-// order, with one store of the tail; it never blocks.
-func (b *Broadcast[T]) PushBatch(vs []T) int { return b.pushBatch(vs) }
+// TryPushBatch adds a prefix of vs, as much as every subscription has
+// room for, with one store of the tail: see Producer.TryPushBatch.
+func (b *Broadcast[T]) TryPushBatch(vs []T) (int, error) { return tryPushBatch[T](b, vs) }
 
-// TrySendBatch adds a prefix of vs, as much as fits, in order, and says
-// why it stopped short: nil when all of vs went in, else ErrFull, or
-// ErrClosed once the Broadcast is closed. It never blocks.
-func (b *Broadcast[T]) TrySendBatch(vs []T) (int, error) { return trySendBatch[T](b, vs) }
-
-// SendBatch adds all of vs, in order, waiting as Push does. It returns
-// len(vs) and nil, or how many went in and ErrClosed or ctx.Err(). A ctx
-// already done adds nothing.
-func (b *Broadcast[T]) SendBatch(ctx context.Context, vs []T) (int, error) {
-	return sendBatch[T](ctx, b, vs)
+// PushBatch adds all of vs, waiting for room: see Producer.PushBatch.
+func (b *Broadcast[T]) PushBatch(ctx context.Context, vs []T) (int, error) {
+	return pushBatch[T](ctx, b, vs)
 }
 
 // Close stops intake and wakes every waiter; every subscription drains
 // what it has not yet seen, then gets ErrClosed. It is idempotent, and a
 // producer call: from the goroutine that pushes, or after its last call
-// (SPSC.Close says why).
+// (SPSCProducer.Close says why).
 func (b *Broadcast[T]) Close() {
 	if checkEnds {
 		b.prodSide.closing("Broadcast")
@@ -701,22 +691,14 @@ func (b *Broadcast[T]) Len() int {
 func (b *Broadcast[T]) Cap() int { return len(b.buf) }
 
 // TryPop takes the next item this subscription has not seen, if it is
-// ready; it never blocks.
-func (s *Subscription[T]) TryPop() (T, bool) {
-	v, st := s.pop()
-	return v, st == stOK
-}
-
-// TryRecv is TryPop that says why it took nothing: ErrEmpty, or
-// ErrClosed once the Broadcast is closed and this subscription has seen
-// everything (or has left).
-func (s *Subscription[T]) TryRecv() (T, error) {
+// ready: ErrEmpty, or ErrClosed once the Broadcast is closed and this
+// subscription has seen everything (or has left).
+func (s *Subscription[T]) TryPop() (T, error) {
 	v, st := s.pop()
 	return v, statusErr[st&7]
 }
 
-// Pop takes the next item, spinning and then parking until it is ready;
-// after Close it drains, then returns ErrClosed.
+// Pop takes the next item, waiting until it is ready: see Consumer.Pop.
 func (s *Subscription[T]) Pop(ctx context.Context) (T, error) {
 	if err := ctxErr(ctx); err != nil {
 		var zero T
@@ -810,22 +792,18 @@ func (s *Subscription[T]) await(ctx context.Context) error {
 	}
 }
 
-// PopBatch takes up to len(dst) ready items with one store of the
-// cursor; it never blocks.
-func (s *Subscription[T]) PopBatch(dst []T) int { return s.popBatch(dst) }
+// TryPopBatch takes up to len(dst) ready items with one store of the
+// cursor: see Consumer.TryPopBatch.
+func (s *Subscription[T]) TryPopBatch(dst []T) (int, error) { return tryPopBatch[T](s, dst) }
 
-// TryRecvBatch fills a prefix of dst with ready items and returns how
-// many; when it took none it says why: ErrEmpty, or ErrClosed.
-func (s *Subscription[T]) TryRecvBatch(dst []T) (int, error) { return tryRecvBatch[T](s, dst) }
-
-// RecvBatch waits as Pop does for an item, then takes up to len(dst);
-// or returns 0 and ErrClosed once drained, or ctx.Err().
-func (s *Subscription[T]) RecvBatch(ctx context.Context, dst []T) (int, error) {
-	return recvBatch[T](ctx, s, dst)
+// PopBatch waits for an item, then takes what is ready: see
+// Consumer.PopBatch.
+func (s *Subscription[T]) PopBatch(ctx context.Context, dst []T) (int, error) {
+	return popBatch[T](ctx, s, dst)
 }
 
 // All ranges over the items as Pop takes them, until the Broadcast is
-// closed and this subscription drained (or it left), or ctx ends.
+// closed and this subscription drained (or it left): see Consumer.All.
 func (s *Subscription[T]) All(ctx context.Context) iter.Seq[T] { return all[T](ctx, s) }
 
 // Len is how many pushed items this subscription has yet to take,

@@ -47,9 +47,9 @@ func benchBroadcast(b *testing.B, subs, batch int) {
 					got++
 					continue
 				}
-				k, err := s.RecvBatch(ctx, dst)
+				k, err := s.PopBatch(ctx, dst)
 				if err != nil || dst[0] != got {
-					panic(fmt.Sprint("RecvBatch = ", dst[0], err, "; want ", got))
+					panic(fmt.Sprint("PopBatch = ", dst[0], err, "; want ", got))
 				}
 				got += k
 			}
@@ -69,7 +69,7 @@ func benchBroadcast(b *testing.B, subs, batch int) {
 		for i := range k {
 			src[i] = sent + i
 		}
-		if _, err := q.SendBatch(ctx, src[:k]); err != nil {
+		if _, err := q.PushBatch(ctx, src[:k]); err != nil {
 			panic(err)
 		}
 		sent += k

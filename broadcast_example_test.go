@@ -99,12 +99,12 @@ func ExampleBroadcast_SubscribeAfter() {
 func ExampleSubscription_Unsubscribe() {
 	b := knit.NewBroadcast[int](2)
 	fast, slow := b.Subscribe(), b.Subscribe()
-	b.PushBatch([]int{1, 2})
-	fast.PopBatch(make([]int, 2))
-	fmt.Println(b.TrySend(3)) // slow is a lap behind
+	b.TryPushBatch([]int{1, 2})
+	fast.TryPopBatch(make([]int, 2))
+	fmt.Println(b.TryPush(3)) // slow is a lap behind
 	slow.Unsubscribe()
-	fmt.Println(b.TrySend(3))
-	_, err := slow.TryRecv()
+	fmt.Println(b.TryPush(3))
+	_, err := slow.TryPop()
 	fmt.Println(err)
 	// Output:
 	// knit: ring full

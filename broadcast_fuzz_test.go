@@ -1,7 +1,10 @@
 package knit
 
 import (
+	"context"
+	"math"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 )
@@ -37,9 +40,34 @@ func (m *bcastModel) push(vs ...int) int {
 	if m.closed {
 		return 0
 	}
-	n := min(len(vs), max(m.cap-(len(m.pushed)-m.gate()), 0))
+	n := min(len(vs), m.room())
 	m.pushed = append(m.pushed, vs[:n]...)
 	return n
+}
+
+// room is how many items a push may add now: without a subscription
+// still in, any number (they go to nobody).
+func (m *bcastModel) room() int {
+	for _, s := range m.subs {
+		if !s.left {
+			return max(m.cap-(len(m.pushed)-m.gate()), 0)
+		}
+	}
+	return math.MaxInt
+}
+
+// tryPush is push as TryPush and TryPushBatch report it: how many went
+// in and, when not all did, ErrClosed's or ErrFull's text.
+func (m *bcastModel) tryPush(vs ...int) (int, string) {
+	n := m.push(vs...)
+	switch {
+	case n == len(vs):
+		return n, ""
+	case m.closed:
+		return n, ErrClosed.Error()
+	default:
+		return n, ErrFull.Error()
+	}
 }
 
 // barrier is how far subscription k may read: its first leader still in,
@@ -86,6 +114,11 @@ func FuzzBroadcast(f *testing.F) {
 		if len(ops) > 4096 {
 			ops = ops[:4096]
 		}
+		// Push and PushBatch are called only where the model says they
+		// need not wait; a model that is wrong shows as a deadline error,
+		// not a hang.
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
 		b := NewBroadcast[*int](c)
 		m := &bcastModel{cap: roundUpPow2(c)}
 		var subs []*Subscription[*int]
@@ -119,19 +152,24 @@ func FuzzBroadcast(f *testing.F) {
 				sub = arg % len(subs)
 			}
 			switch op & 7 {
-			case 0: // TryPush
+			case 0: // TryPush: full and closed told apart
 				g.Op, w.Op = "TryPush", "TryPush"
 				ps, vs := vals(1)
-				if b.TryPush(ps[0]) {
+				if err := b.TryPush(ps[0]); err != nil {
+					g.Err = err.Error()
+				} else {
 					g.Pushed = 1
 				}
-				w.Pushed = m.push(vs...)
-			case 1: // PushBatch
-				g.Op, w.Op = "PushBatch", "PushBatch"
+				w.Pushed, w.Err = m.tryPush(vs...)
+			case 1: // TryPushBatch
+				g.Op, w.Op = "TryPushBatch", "TryPushBatch"
 				ps, vs := vals(arg % 9)
-				g.Pushed = b.PushBatch(ps)
-				w.Pushed = m.push(vs...)
-			case 2, 3: // TryRecv, TryRecvBatch
+				var err error
+				if g.Pushed, err = b.TryPushBatch(ps); err != nil {
+					g.Err = err.Error()
+				}
+				w.Pushed, w.Err = m.tryPush(vs...)
+			case 2, 3: // TryPop, TryPopBatch
 				if sub < 0 {
 					continue
 				}
@@ -139,16 +177,16 @@ func FuzzBroadcast(f *testing.F) {
 				if op&7 == 3 {
 					n = arg%8 + 1
 				}
-				g.Op, w.Op = "Recv", "Recv"
+				g.Op, w.Op = "Pop", "Pop"
 				if n == 1 {
-					if p, err := subs[sub].TryRecv(); err != nil {
+					if p, err := subs[sub].TryPop(); err != nil {
 						g.Err = err.Error()
 					} else {
 						g.Popped = deref([]*int{p})
 					}
 				} else {
 					dst := make([]*int, n)
-					k, err := subs[sub].TryRecvBatch(dst)
+					k, err := subs[sub].TryPopBatch(dst)
 					if err != nil {
 						g.Err = err.Error()
 					}
@@ -182,18 +220,25 @@ func FuzzBroadcast(f *testing.F) {
 				g.Op, w.Op = "Close", "Close"
 				b.Close()
 				m.closed = true
-			case 7: // TrySend: full and closed told apart
-				g.Op, w.Op = "TrySend", "TrySend"
-				ps, vs := vals(1)
-				if err := b.TrySend(ps[0]); err != nil {
+			case 7: // Push or PushBatch, where neither has to wait
+				n := arg%4 + 1
+				if !m.closed && m.room() < n {
+					continue
+				}
+				g.Op, w.Op = "Push", "Push"
+				ps, vs := vals(n)
+				var err error
+				if n == 1 {
+					if err = b.Push(ctx, ps[0]); err == nil {
+						g.Pushed = 1
+					}
+				} else {
+					g.Pushed, err = b.PushBatch(ctx, ps)
+				}
+				if err != nil {
 					g.Err = err.Error()
 				}
-				if m.push(vs...) == 0 {
-					w.Err = ErrFull.Error()
-					if m.closed {
-						w.Err = ErrClosed.Error()
-					}
-				}
+				w.Pushed, w.Err = m.tryPush(vs...)
 			}
 			g.Len, w.Len = b.Len(), 0
 			if len(m.subs) > 0 {

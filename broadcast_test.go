@@ -18,8 +18,8 @@ import (
 func init() {
 	ringKinds = append(ringKinds, ringKind{
 		name: "Broadcast 1 subscriber",
-		newInt: func(n int, o ...Option) Queue[int] {
-			b := NewBroadcast[int](n, o...)
+		newInt: func(n int, park ...Park) Queue[int] {
+			b := NewBroadcast[int](n, park...)
 			return joined[int]{b, b.Subscribe()}
 		},
 		newPtr: func(n int) Queue[*int] {
@@ -102,7 +102,7 @@ func TestBroadcastEveryItem(t *testing.T) {
 }
 
 func everyItem[T any](t *testing.T, sh bcastShape, n int, spin time.Duration, mk func(int) T, val func(T) int) {
-	b := NewBroadcast[T](64, WithSpin(spin))
+	b := NewBroadcast[T](64, Park{Spin: spin})
 	subs := subscribeShape(b, sh)
 	ctx := context.Background()
 	errc := make(chan error, len(subs))
@@ -135,21 +135,21 @@ func everyItem[T any](t *testing.T, sh bcastShape, n int, spin time.Duration, mk
 						return
 					}
 				case 1:
-					v, ok := s.TryPop()
-					if ok && !check(v) {
+					v, err := s.TryPop()
+					if err != nil {
+						runtime.Gosched() // ErrEmpty: not closed before the last item
+					} else if !check(v) {
 						return
-					} else if !ok {
-						runtime.Gosched()
 					}
 				case 2:
-					m := s.PopBatch(dst)
+					m, _ := s.TryPopBatch(dst)
 					for _, v := range dst[:m] {
 						if !check(v) {
 							return
 						}
 					}
 				case 3:
-					m, err := s.RecvBatch(ctx, dst)
+					m, err := s.PopBatch(ctx, dst)
 					if err != nil {
 						errc <- err
 						return
@@ -190,7 +190,7 @@ func everyItem[T any](t *testing.T, sh bcastShape, n int, spin time.Duration, mk
 			}
 			i++
 		case 2:
-			if b.TryPush(mk(i)) {
+			if b.TryPush(mk(i)) == nil {
 				i++
 			} else {
 				runtime.Gosched()
@@ -201,11 +201,12 @@ func everyItem[T any](t *testing.T, sh bcastShape, n int, spin time.Duration, mk
 				batch = append(batch, mk(j))
 			}
 			if i%8 == 3 {
-				i += b.PushBatch(batch)
+				m, _ := b.TryPushBatch(batch)
+				i += m
 			} else {
-				m, err := b.SendBatch(ctx, batch)
+				m, err := b.PushBatch(ctx, batch)
 				if err != nil || m != len(batch) {
-					t.Fatalf("SendBatch = %d, %v", m, err)
+					t.Fatalf("PushBatch = %d, %v", m, err)
 				}
 				i += m
 			}
@@ -227,24 +228,24 @@ func everyItem[T any](t *testing.T, sh bcastShape, n int, spin time.Duration, mk
 func TestBroadcastGating(t *testing.T) {
 	b := NewBroadcast[int](4)
 	fast, slow := b.Subscribe(), b.Subscribe()
-	if n := b.PushBatch([]int{0, 1, 2, 3, 4}); n != 4 {
-		t.Fatalf("PushBatch of 5 into 4 = %d", n)
+	if n, err := b.TryPushBatch([]int{0, 1, 2, 3, 4}); n != 4 || !errors.Is(err, ErrFull) {
+		t.Fatalf("TryPushBatch of 5 into 4 = %d, %v; want 4, ErrFull", n, err)
 	}
 	for i := range 4 {
-		if v, ok := fast.TryPop(); !ok || v != i {
-			t.Fatalf("fast TryPop = %d, %v", v, ok)
+		if v, err := fast.TryPop(); err != nil || v != i {
+			t.Fatalf("fast TryPop = %d, %v", v, err)
 		}
 	}
-	if err := b.TrySend(4); !errors.Is(err, ErrFull) {
-		t.Fatalf("TrySend with the slowest a lap behind = %v, want ErrFull", err)
+	if err := b.TryPush(4); !errors.Is(err, ErrFull) {
+		t.Fatalf("TryPush with the slowest a lap behind = %v, want ErrFull", err)
 	}
 	if b.Len() != 4 || fast.Len() != 0 || slow.Len() != 4 {
 		t.Fatalf("Len: broadcast %d, fast %d, slow %d; want 4, 0, 4", b.Len(), fast.Len(), slow.Len())
 	}
-	if v, ok := slow.TryPop(); !ok || v != 0 {
-		t.Fatalf("slow TryPop = %d, %v", v, ok)
+	if v, err := slow.TryPop(); err != nil || v != 0 {
+		t.Fatalf("slow TryPop = %d, %v", v, err)
 	}
-	if !b.TryPush(4) || b.TryPush(5) {
+	if b.TryPush(4) != nil || b.TryPush(5) == nil {
 		t.Fatal("room for exactly one after the slowest took one")
 	}
 	if b.Cap() != 4 || slow.Cap() != 4 {
@@ -259,34 +260,34 @@ func TestBroadcastGating(t *testing.T) {
 func TestBroadcastJoin(t *testing.T) {
 	b := NewBroadcast[int](4)
 	for i := range 10 {
-		if !b.TryPush(i) {
+		if b.TryPush(i) != nil {
 			t.Fatalf("TryPush %d with no subscription failed", i)
 		}
 	}
 	a := b.Subscribe()
-	if _, err := a.TryRecv(); !errors.Is(err, ErrEmpty) {
+	if _, err := a.TryPop(); !errors.Is(err, ErrEmpty) {
 		t.Fatalf("a new subscription found %v, want ErrEmpty", err)
 	}
-	b.PushBatch([]int{10, 11, 12})
+	b.TryPushBatch([]int{10, 11, 12})
 	f := b.SubscribeAfter(a) // a is 3 behind
 	b.TryPush(13)
-	if v, ok := f.TryPop(); ok {
+	if v, err := f.TryPop(); err == nil {
 		t.Fatalf("follower took %d before its leader passed its start", v)
 	}
 	for want := 10; want <= 12; want++ {
-		if v, ok := a.TryPop(); !ok || v != want {
-			t.Fatalf("leader TryPop = %d, %v; want %d", v, ok, want)
+		if v, err := a.TryPop(); err != nil || v != want {
+			t.Fatalf("leader TryPop = %d, %v; want %d", v, err, want)
 		}
-		if v, ok := f.TryPop(); ok {
+		if v, err := f.TryPop(); err == nil {
 			t.Fatalf("follower took %d, which is before its start", v)
 		}
 	}
-	if _, ok := f.TryPop(); ok {
+	if _, err := f.TryPop(); err == nil {
 		t.Fatal("follower took 13 before its leader did")
 	}
 	a.TryPop()
-	if v, ok := f.TryPop(); !ok || v != 13 {
-		t.Fatalf("follower TryPop = %d, %v; want 13", v, ok)
+	if v, err := f.TryPop(); err != nil || v != 13 {
+		t.Fatalf("follower TryPop = %d, %v; want 13", v, err)
 	}
 }
 
@@ -299,10 +300,10 @@ func TestBroadcastUnsubscribe(t *testing.T) {
 	ctx := context.Background()
 	for _, spin := range []time.Duration{NoSpin, 20 * time.Microsecond} {
 		t.Run(fmt.Sprintf("spin=%v", spin), func(t *testing.T) {
-			b := NewBroadcast[int](2, WithSpin(spin))
+			b := NewBroadcast[int](2, Park{Spin: spin})
 			stay, leave := b.Subscribe(), b.Subscribe()
-			b.PushBatch([]int{0, 1})
-			stay.PopBatch(make([]int, 2))
+			b.TryPushBatch([]int{0, 1})
+			stay.TryPopBatch(make([]int, 2))
 			errc := make(chan error, 1)
 			go func() { errc <- b.Push(ctx, 2) }()
 			waitRegistered(t, &b.bells.notFull.Event, 1)
@@ -311,14 +312,14 @@ func TestBroadcastUnsubscribe(t *testing.T) {
 				t.Fatalf("Push blocked on a subscription that left = %v", err)
 			}
 			leave.Unsubscribe() // idempotent
-			if _, err := leave.TryRecv(); !errors.Is(err, ErrClosed) || leave.Len() != 0 {
-				t.Fatalf("TryRecv after Unsubscribe = %v, Len %d", err, leave.Len())
+			if _, err := leave.TryPop(); !errors.Is(err, ErrClosed) || leave.Len() != 0 {
+				t.Fatalf("TryPop after Unsubscribe = %v, Len %d", err, leave.Len())
 			}
 			if _, err := leave.Pop(ctx); !errors.Is(err, ErrClosed) {
 				t.Fatalf("Pop after Unsubscribe = %v", err)
 			}
-			if v, ok := stay.TryPop(); !ok || v != 2 {
-				t.Fatalf("TryPop = %d, %v", v, ok)
+			if v, err := stay.TryPop(); err != nil || v != 2 {
+				t.Fatalf("TryPop = %d, %v", v, err)
 			}
 
 			// A pipeline a -> m -> f and a follower g of a. m leaves while f
@@ -391,7 +392,7 @@ func TestBroadcastCloseAndCancel(t *testing.T) {
 	if err := <-errc; !errors.Is(err, context.Canceled) {
 		t.Fatalf("cancelled follower Pop = %v", err)
 	}
-	b.PushBatch([]int{1, 2})
+	b.TryPushBatch([]int{1, 2})
 	cctx, cancel = context.WithCancel(ctx)
 	go func() { errc <- b.Push(cctx, 3) }()
 	waitRegistered(t, &b.bells.notFull.Event, 1)
@@ -401,7 +402,7 @@ func TestBroadcastCloseAndCancel(t *testing.T) {
 	}
 
 	// Drain root, then block everyone; Close lets each drain and end.
-	root.PopBatch(make([]int, 2))
+	root.TryPopBatch(make([]int, 2))
 	var got [3][]int
 	var wg sync.WaitGroup
 	for k, s := range []*Subscription[int]{root, fol, fol2} {
@@ -421,7 +422,7 @@ func TestBroadcastCloseAndCancel(t *testing.T) {
 		t.Fatalf("Push after Close = %v", err)
 	}
 	late := b.Subscribe()
-	if _, err := late.TryRecv(); !errors.Is(err, ErrClosed) {
+	if _, err := late.TryPop(); !errors.Is(err, ErrClosed) {
 		t.Fatalf("a subscription made after Close = %v, want ErrClosed", err)
 	}
 }
@@ -445,7 +446,7 @@ func TestBroadcastCloseRace(t *testing.T) {
 			wg.Go(func() {
 				dst := make([]int, 3)
 				for {
-					n, err := s.RecvBatch(context.Background(), dst)
+					n, err := s.PopBatch(context.Background(), dst)
 					if err != nil {
 						return
 					}
@@ -486,7 +487,7 @@ func TestBroadcastChurn(t *testing.T) {
 		n = 10_000
 	}
 	defer watchdog(t, 120*time.Second)()
-	b := NewBroadcast[int](16, WithSpin(NoSpin))
+	b := NewBroadcast[int](16, Park{Spin: NoSpin})
 	base := b.Subscribe() // keeps the producer gated throughout
 	var mu sync.Mutex
 	live := []*Subscription[int]{base}
@@ -578,8 +579,8 @@ func TestBroadcastSelect(t *testing.T) {
 	out.TryPush("full")
 	var v int
 	s := "sent"
-	follow := NewSelector(Recv(fol, &v), Send(out, &s))
-	lead1 := NewSelector(Recv(lead, &v))
+	follow := NewSelector(PopCase(fol, &v), PushCase(out, &s))
+	lead1 := NewSelector(PopCase(lead, &v))
 	b.TryPush(7)
 	for _, c := range []struct {
 		name  string
@@ -614,7 +615,7 @@ func TestBroadcastSelect(t *testing.T) {
 			}
 		case "room":
 			if got, _ := outSub.TryPop(); got != "sent" {
-				t.Fatalf("Send case put %q", got)
+				t.Fatalf("PushCase put %q", got)
 			}
 		case "push":
 			if v != 8 {
@@ -631,10 +632,10 @@ func TestBroadcastZeroValue(t *testing.T) {
 	var b Broadcast[int]
 	var s Subscription[int]
 	mustPanic(t, "zero Broadcast.TryPush", func() { b.TryPush(1) }, "NewBroadcast")
-	mustPanic(t, "zero Broadcast.PushBatch", func() { b.PushBatch([]int{1}) }, "NewBroadcast")
+	mustPanic(t, "zero Broadcast.TryPushBatch", func() { b.TryPushBatch([]int{1}) }, "NewBroadcast")
 	mustPanic(t, "zero Broadcast.Subscribe", func() { b.Subscribe() }, "NewBroadcast")
 	mustPanic(t, "zero Subscription.TryPop", func() { s.TryPop() }, "Broadcast.Subscribe")
-	mustPanic(t, "zero Subscription.PopBatch", func() { s.PopBatch(make([]int, 1)) }, "Broadcast.Subscribe")
+	mustPanic(t, "zero Subscription.TryPopBatch", func() { s.TryPopBatch(make([]int, 1)) }, "Broadcast.Subscribe")
 	mustPanic(t, "zero Subscription.Unsubscribe", func() { s.Unsubscribe() }, "Broadcast.Subscribe")
 	if b.Len() != 0 || b.Cap() != 0 || s.Len() != 0 || s.Cap() != 0 {
 		t.Error("zero values: Len and Cap not 0")
@@ -657,13 +658,13 @@ func TestBroadcastClearsSlots(t *testing.T) {
 			b.TryPush(&x)
 		}
 		for _, s := range subs[:2] {
-			s.PopBatch(make([]*int, 8))
+			s.TryPopBatch(make([]*int, 8))
 		}
 		if broadcastSlotsZero(b) {
 			t.Fatalf("round %d: slots cleared before the follower passed them", round)
 		}
 		for s := subs[2]; ; {
-			if _, ok := s.TryPop(); !ok {
+			if _, err := s.TryPop(); err != nil {
 				break
 			}
 		}
@@ -675,14 +676,14 @@ func TestBroadcastClearsSlots(t *testing.T) {
 	// clears before it reuses the slots.
 	for i := range 64 {
 		x := i
-		for !b.TryPush(&x) {
+		for b.TryPush(&x) != nil {
 			subs[i%3].TryPop()
 			subs[(i+1)%3].TryPop()
 			subs[(i+2)%3].TryPop()
 		}
 	}
 	for _, s := range subs {
-		s.PopBatch(make([]*int, 8))
+		s.TryPopBatch(make([]*int, 8))
 	}
 	b.regate(b.tail.Load())
 	if !broadcastSlotsZero(b) {
@@ -730,12 +731,12 @@ func TestBroadcastZeroAlloc(t *testing.T) {
 		if err := b.Push(ctx, 1); err != nil {
 			panic(err)
 		}
-		b.PushBatch(batch)
+		b.TryPushBatch(batch)
 		for _, s := range subs {
 			if _, err := s.Pop(ctx); err != nil {
 				panic(err)
 			}
-			if n, err := s.RecvBatch(ctx, batch); n != 8 || err != nil {
+			if n, err := s.PopBatch(ctx, batch); n != 8 || err != nil {
 				panic(err)
 			}
 		}
@@ -759,7 +760,7 @@ func TestBroadcastPopFunc(t *testing.T) {
 		n = 3_000
 	}
 	ctx := context.Background()
-	b := NewBroadcast[ev](16, WithSpin(NoSpin))
+	b := NewBroadcast[ev](16, Park{Spin: NoSpin})
 	sa := b.Subscribe()
 	sb := b.SubscribeAfter(sa)
 	sc := b.SubscribeAfter(sb)
@@ -871,7 +872,7 @@ func TestBroadcastPopFuncPanic(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
 	const n = 4
-	b := NewBroadcast[*int](n, WithSpin(NoSpin))
+	b := NewBroadcast[*int](n, Park{Spin: NoSpin})
 	lead := b.Subscribe()
 	follow := b.SubscribeAfter(lead)
 	for i := range 3 {
@@ -895,16 +896,16 @@ func TestBroadcastPopFuncPanic(t *testing.T) {
 		t.Fatalf("the callback got %v, want [0 1 2]: the panicked item came back", got)
 	}
 	for _, want := range []int{0, -1, 2} {
-		if v, ok := follow.TryPop(); !ok || *v != want {
-			t.Fatalf("follower TryPop = %v, %v; want %d", v, ok, want)
+		if v, err := follow.TryPop(); err != nil || *v != want {
+			t.Fatalf("follower TryPop = %v, %v; want %d", v, err, want)
 		}
 	}
 
 	// The follower, last to pass, panics: its slot is cleared as after
 	// a return, from another goroutine than the one the panic left.
 	b.TryPush(&[]int{1}[0])
-	if v, ok := lead.TryPop(); !ok || *v != 1 {
-		t.Fatalf("leader TryPop = %v, %v", v, ok)
+	if v, err := lead.TryPop(); err != nil || *v != 1 {
+		t.Fatalf("leader TryPop = %v, %v", v, err)
 	}
 	perr := make(chan any, 1)
 	go func() {

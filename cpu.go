@@ -14,100 +14,101 @@ import (
 	"github.com/knit-go/knit/internal/spinpolicy"
 )
 
-// SpinKind names the instruction a spin-wait uses while it waits for a word
-// to change. Which kinds exist depends on the CPU and the build: see
-// SpinKind.Available. The zero value, SpinAuto, asks for the automatic
+// Hint names the instruction a spin-wait uses while it waits for a word
+// to change. Which hints exist depends on the CPU and the build: see
+// Hint.Available. The zero value, HintAuto, asks for the automatic
 // choice.
-type SpinKind uint8
+type Hint uint8
 
 const (
-	// SpinAuto picks the best kind this CPU and build offer: SpinTPause
-	// or SpinMWaitX where the CPU reports them, else SpinPause on amd64;
-	// SpinISB on arm64; SpinLoop in pure Go.
-	SpinAuto SpinKind = iota
-	// SpinNone disables spinning: every spin budget is treated as zero, so
+	// HintAuto picks the best hint this CPU and build offer: HintTPause
+	// or HintMWaitX where the CPU reports them, else HintPause on amd64;
+	// HintISB on arm64; HintLoop in pure Go.
+	HintAuto Hint = iota
+	// HintNone disables spinning: every spin budget is treated as zero, so
 	// callers go straight to parking. For boxes with fewer cores than busy
 	// threads, where a spinner steals the CPU of the thread it waits for.
-	SpinNone
-	// SpinLoop is a plain load loop with no hint instruction: the pure-Go
+	HintNone
+	// HintLoop is a plain load loop with no hint instruction: the pure-Go
 	// path (purego builds and GOARCHes without assembly).
-	SpinLoop
-	// SpinPause is the x86 PAUSE instruction.
-	SpinPause
-	// SpinTPause waits with UMONITOR/UMWAIT (WAITPKG; Intel Tremont,
+	HintLoop
+	// HintPause is the x86 PAUSE instruction.
+	HintPause
+	// HintTPause waits with UMONITOR/UMWAIT (WAITPKG; Intel Tremont,
 	// Sapphire Rapids and later): the core sleeps in C0.1 until the watched
 	// line is written or the TSC deadline passes. Pause(n) still uses PAUSE.
-	SpinTPause
-	// SpinMWaitX waits with MONITORX/MWAITX (AMD Zen): like SpinTPause,
+	HintTPause
+	// HintMWaitX waits with MONITORX/MWAITX (AMD Zen): like HintTPause,
 	// with a timer in TSC ticks.
-	SpinMWaitX
-	// SpinISB is the arm64 instruction barrier, the spin hint Rust and
+	HintMWaitX
+	// HintISB is the arm64 instruction barrier, the spin hint Rust and
 	// HotSpot use on arm64: it stalls for a pipeline flush, tens of ns.
-	SpinISB
-	// SpinYield is the arm64 YIELD hint; a NOP on cores without SMT.
-	SpinYield
-	// SpinWFE waits with LDAXR then WFE (arm64): the core sleeps until the
+	HintISB
+	// HintYield is the arm64 YIELD hint; a NOP on cores without SMT.
+	HintYield
+	// HintWFE waits with LDAXR then WFE (arm64): the core sleeps until the
 	// exclusive monitor on the watched word is cleared by a store, or the
-	// kernel's event stream (100 µs on Linux) ticks. Pause(n) uses ISB.
-	SpinWFE
+	// kernel's event stream ticks (every 100 µs on Linux:
+	// ARCH_TIMER_EVT_STREAM_PERIOD_US). Pause(n) uses ISB.
+	HintWFE
 
 	numSpinKinds
 )
 
 var spinNames = [numSpinKinds]string{
-	SpinAuto:   "auto",
-	SpinNone:   "none",
-	SpinLoop:   "loop",
-	SpinPause:  "pause",
-	SpinTPause: "tpause",
-	SpinMWaitX: "mwaitx",
-	SpinISB:    "isb",
-	SpinYield:  "yield",
-	SpinWFE:    "wfe",
+	HintAuto:   "auto",
+	HintNone:   "none",
+	HintLoop:   "loop",
+	HintPause:  "pause",
+	HintTPause: "tpause",
+	HintMWaitX: "mwaitx",
+	HintISB:    "isb",
+	HintYield:  "yield",
+	HintWFE:    "wfe",
 }
 
-func (k SpinKind) String() string {
+func (k Hint) String() string {
 	if k < numSpinKinds {
 		return spinNames[k]
 	}
-	return fmt.Sprintf("SpinKind(%d)", uint8(k))
+	return fmt.Sprintf("Hint(%d)", uint8(k))
 }
 
-// Available reports whether this CPU and build can use k. SpinAuto,
-// SpinNone and SpinLoop are always available.
-func (k SpinKind) Available() bool {
+// Available reports whether this CPU and build can use k. HintAuto,
+// HintNone and HintLoop are always available.
+func (k Hint) Available() bool {
 	ok, _ := spinSupported(k)
 	return ok
 }
 
-// ErrSpinUnsupported is returned (wrapped) by SetSpin and ParseSpinKind
-// when a spin kind is unknown or this CPU or build cannot use it.
-var ErrSpinUnsupported = errors.New("knit: spin kind unsupported")
+// ErrHintUnsupported is returned (wrapped) by SetHint and ParseHint
+// when a hint is unknown or this CPU or build cannot use it.
+var ErrHintUnsupported = errors.New("knit: hint unsupported")
 
-// ParseSpinKind maps a name ("pause", "tpause", "mwaitx", "isb", "yield",
-// "wfe", "loop", "none", "auto") to its SpinKind. Case and surrounding
-// space are ignored; the empty string is SpinAuto.
-func ParseSpinKind(s string) (SpinKind, error) {
+// ParseHint maps a name ("pause", "tpause", "mwaitx", "isb", "yield",
+// "wfe", "loop", "none", "auto") to its Hint. Case and surrounding
+// space are ignored; the empty string is HintAuto.
+func ParseHint(s string) (Hint, error) {
 	s = strings.ToLower(strings.TrimSpace(s))
 	if s == "" {
-		return SpinAuto, nil
+		return HintAuto, nil
 	}
 	for k, name := range spinNames {
 		if s == name {
-			return SpinKind(k), nil
+			return Hint(k), nil
 		}
 	}
-	return SpinAuto, fmt.Errorf("%w: unknown name %q (want one of %s)",
-		ErrSpinUnsupported, s, strings.Join(spinNames[:], ", "))
+	return HintAuto, fmt.Errorf("%w: unknown name %q (want one of %s)",
+		ErrHintUnsupported, s, strings.Join(spinNames[:], ", "))
 }
 
-func spinSupported(k SpinKind) (bool, string) {
+func spinSupported(k Hint) (bool, string) {
 	switch k {
-	case SpinAuto, SpinNone, SpinLoop:
+	case HintAuto, HintNone, HintLoop:
 		return true, ""
 	}
 	if k >= numSpinKinds {
-		return false, "unknown kind"
+		return false, "unknown hint"
 	}
 	return archSpinSupported(k)
 }
@@ -128,10 +129,10 @@ type CPUInfo struct {
 	Features []string
 	Asm      bool // the assembly spin routines are in use (false under purego)
 
-	Spin      SpinKind // the spin kind in force
-	SpinNs    float64  // calibrated cost of one Pause hint, in ns
-	CounterHz int64    // cycle-counter frequency (TSC, CNTVCT_EL0, or 1e9 for the monotonic clock)
-	Warning   string   // why the requested kind was not used, or a calibration problem; empty when all went to plan
+	Hint      Hint    // the hint in force
+	HintNs    float64 // calibrated cost of one Pause hint, in ns
+	CounterHz int64   // cycle-counter frequency (TSC, CNTVCT_EL0, or 1e9 for the monotonic clock)
+	Warning   string  // why the requested hint was not used, or a calibration problem; empty when all went to plan
 }
 
 func (c CPUInfo) String() string {
@@ -157,26 +158,26 @@ func (c CPUInfo) String() string {
 	if !c.Asm {
 		asm = "pure Go"
 	}
-	fmt.Fprintf(&b, "; spin %s (%s, %.1f ns/hint), counter %.3f MHz", c.Spin, asm, c.SpinNs, float64(c.CounterHz)/1e6)
+	fmt.Fprintf(&b, "; spin %s (%s, %.1f ns/hint), counter %.3f MHz", c.Hint, asm, c.HintNs, float64(c.CounterHz)/1e6)
 	if c.Warning != "" {
 		fmt.Fprintf(&b, "; warning: %s", c.Warning)
 	}
 	return b.String()
 }
 
-// The spin choice lives in spinConf so SetSpin can replace it without a
-// lock on the read path. It is resolved at first use (KNIT_SPIN, then
-// the CPU's best kind), not at init, so importing knit costs nothing;
+// The hint in force lives in spinConf so SetHint can replace it without a
+// lock on the read path. It is resolved at first use (KNIT_HINT, then
+// the CPU's best hint), not at init, so importing knit costs nothing;
 // see loadClock for the counter.
 var (
-	spinConf atomic.Pointer[spinConfig] // nil until the first use or SetSpin
-	setMu    sync.Mutex                 // serialises SetSpin and the first use
+	spinConf atomic.Pointer[spinConfig] // nil until the first use or SetHint
+	setMu    sync.Mutex                 // serialises SetHint and the first use
 )
 
 // spinConfig is immutable once published, but for the hint's cost, which
 // only CPU() needs and measures on its first call.
 type spinConfig struct {
-	kind     SpinKind
+	kind     Hint
 	warning  string
 	hintOnce sync.Once
 	hint     float64 // ns per Pause hint
@@ -189,10 +190,10 @@ func (c *spinConfig) hintNs() float64 {
 
 // loadSpin returns the spin choice in force, resolving it on the first
 // call. The fast path is one load and a branch, and inlines.
-// Every budget in knit's other packages reads zero under SpinNone too:
+// Every budget in knit's other packages reads zero under HintNone too:
 // they ask internal/spinpolicy, which asks this. The init only stores a
 // function; the choice itself is still made at first use.
-func init() { spinpolicy.SetOff(func() bool { return loadSpin().kind == SpinNone }) }
+func init() { spinpolicy.SetOff(func() bool { return loadSpin().kind == HintNone }) }
 
 func loadSpin() *spinConfig {
 	if c := spinConf.Load(); c != nil {
@@ -205,12 +206,12 @@ func initSpin() *spinConfig {
 	setMu.Lock()
 	defer setMu.Unlock()
 	if c := spinConf.Load(); c != nil {
-		return c // SetSpin or another first use got here first
+		return c // SetHint or another first use got here first
 	}
-	req, err := ParseSpinKind(os.Getenv("KNIT_SPIN"))
+	req, err := ParseHint(os.Getenv("KNIT_HINT"))
 	warning := ""
 	if err != nil {
-		warning = "KNIT_SPIN: " + err.Error() + "; using auto"
+		warning = "KNIT_HINT: " + err.Error() + "; using auto"
 	}
 	applySpin(req, warning)
 	return spinConf.Load()
@@ -242,17 +243,17 @@ func detectCPU() CPUInfo {
 	return info
 }
 
-// SetSpin replaces the spin kind for the whole process; SpinAuto restores
-// the automatic choice. A kind this CPU or build cannot use is not an
+// SetHint replaces the hint for the whole process; HintAuto restores
+// the automatic choice. A hint this CPU or build cannot use is not an
 // error that stops anything: the automatic choice stays in force, CPU()
 // carries the warning, and the returned error (wrapping
-// ErrSpinUnsupported) says why.
-func SetSpin(k SpinKind) error {
+// ErrHintUnsupported) says why.
+func SetHint(k Hint) error {
 	setMu.Lock()
 	defer setMu.Unlock()
 	if ok, why := spinSupported(k); !ok {
-		err := fmt.Errorf("%w: %s: %s", ErrSpinUnsupported, k, why)
-		applySpin(SpinAuto, err.Error()+"; using auto")
+		err := fmt.Errorf("%w: %s: %s", ErrHintUnsupported, k, why)
+		applySpin(HintAuto, err.Error()+"; using auto")
 		return err
 	}
 	applySpin(k, "")
@@ -261,13 +262,13 @@ func SetSpin(k SpinKind) error {
 
 // applySpin resolves req (falling back to auto when unsupported) and
 // publishes it; setMu must be held.
-func applySpin(req SpinKind, warning string) {
+func applySpin(req Hint, warning string) {
 	k := req
 	if ok, why := spinSupported(req); !ok {
 		warning = joinWarn(warning, fmt.Sprintf("spin %s unsupported (%s); using auto", req, why))
-		k = SpinAuto
+		k = HintAuto
 	}
-	if k == SpinAuto {
+	if k == HintAuto {
 		k = autoSpin()
 	}
 	spinConf.Store(&spinConfig{kind: k, warning: warning})
@@ -283,15 +284,16 @@ func joinWarn(a, b string) string {
 	return a + "; " + b
 }
 
-// CPU returns what knit detected and the spin choice in force. The first
-// call measures the cycle counter and the hint, about 100 µs.
+// CPU returns what knit detected and the hint in force. The first call
+// measures the cycle counter and the hint, which takes a while; its cost
+// is measured with the benchmarks (BENCHMARKS.md, "Import cost").
 func CPU() CPUInfo {
 	info := detected()
 	info.Features = append([]string(nil), info.Features...)
 	conf := loadSpin()
 	clk := loadClock()
-	info.Spin = conf.kind
-	info.SpinNs = conf.hintNs()
+	info.Hint = conf.kind
+	info.HintNs = conf.hintNs()
 	info.CounterHz = clk.hz
 	info.Warning = joinWarn(conf.warning, clk.warning)
 	return info

@@ -7,28 +7,30 @@
 //
 // # Which type to pick
 //
-// Rings carry values of any type between goroutines. All of them have the
-// method set of [Queue]: TryPush and TryPop never block (TrySend and
-// TryRecv say full, empty or closed), Push and Pop spin briefly and then
-// park until there is room or an item (or ctx ends), the batch calls move
-// many items per index update (TrySendBatch and TryRecvBatch report
-// Close; SendBatch and RecvBatch wait), All ranges over a ring as over a
-// channel, and Close stops intake while the consumers drain what was
-// pushed. [Select] waits on several rings of any kind and element type,
-// and on channels, at once, as Go's select does on channels.
+// Rings carry values of any type between goroutines. Every ring and
+// every end offers its side's part of one grid of calls, stated once on
+// [Producer] and [Consumer]: TryPush and TryPop never wait and say full,
+// empty or closed; Push and Pop spin briefly and then park until there is
+// room or an item (or ctx ends); TryPushBatch, PushBatch, TryPopBatch and
+// PopBatch move many items per index update; All ranges over a ring as
+// over a channel; and Close stops intake while the consumers drain what
+// was pushed. [Queue] is both sides, for code that takes any ring.
+// [Select] waits on several rings of any kind and element type, and on
+// channels, at once, as Go's select does on channels.
 //
-//   - [SPSC]: one producer goroutine, one consumer. Hand each side its end
-//     ([SPSC.Producer], [SPSC.Consumer]): an end has only its side's
-//     calls. The types do not stop two goroutines from sharing one end,
-//     which loses items; the knit_checkends build catches it.
-//     The fastest ring: no locked instruction on its hot path.
+//   - [SPSC]: one producer goroutine, one consumer. Each side is an end
+//     ([SPSC.Producer], [SPSC.Consumer]) that has only its side's calls;
+//     the SPSC itself only hands them out. The types do not stop two
+//     goroutines from sharing one end, which loses items; the
+//     knit_checkends build catches it. The fastest ring: no locked
+//     instruction on its hot path.
 //   - [Words]: an SPSC of uint64 (slot indices, offsets into shared
 //     memory) whose push and pop are assembly.
 //   - [MPSC]: many producers, one consumer: a worker's inbox, fan-in.
 //   - [SPMC]: one producer, many consumers: fan-out to a set of workers.
 //   - [MPMC]: many on both sides: a shared job queue.
 //   - [Mailbox]: an unbounded MPSC queue, an actor's inbox: a push never
-//     waits while it is open. It has the rings' method set; Cap is
+//     waits while it is open. It has both sides of the grid; Cap is
 //     math.MaxInt.
 //   - [Broadcast]: one producer, and subscriptions that each see every
 //     item (the disruptor's ring): fan-out to every consumer, and
@@ -59,23 +61,26 @@
 // # A done context
 //
 // A call whose ctx is already done does nothing and returns ctx.Err():
-// Push stores nothing, Pop, RecvBatch, a range over All and Select take
-// nothing, Event.Wait does not wait, and in pool and shm Submit,
-// GoContext, Future.Wait, Map, Send, Recv and the rest neither queue,
-// take nor send. A pipeline started on an expired ctx moves nothing.
+// Push stores nothing, Pop, PopBatch, a range over All and Select take
+// nothing, Event.Wait does not wait, pool's Submit, GoContext,
+// Future.Wait, Map and the rest neither queue nor take, and shm's Send
+// and Recv neither send nor take. A pipeline started on an expired ctx moves nothing.
 // (Shutdown, which bounds Close by its ctx, closes the pool either way.)
-// The check costs under half a nanosecond with context.Background and
-// TODO, and a call of ctx.Err otherwise.
+// The check is a compare with context.Background and TODO, and a call of
+// ctx.Err otherwise (BENCHMARKS.md, "Done contexts").
 //
-// # Spin budgets
+// # Waiting
 //
-// Every spin budget in knit ([WithSpin], [Park].Spin, pool.Config.Spin,
-// shm's SetSpin) reads the same way, as [NoSpin] states: a positive
-// budget spins that long before parking, zero is the default of that
-// place (no spin on a machine with fewer than four Ps or CPUs), and
-// NoSpin parks at once. The spin
-// instruction is chosen per CPU at first use; the KNIT_SPIN environment
-// variable or [SetSpin] overrides it, and [CPU] reports what was chosen.
+// One value says how a blocked call waits: [Park], a spin budget and a
+// [Backend]. Rings take it at construction (NewMPMC(n, Park{...})),
+// [Event.Wait] per call, pool.Config and shm's rings as a field or
+// argument; the zero Park is the default everywhere. Every spin budget
+// reads as [DefaultSpin] states: a positive budget spins that long
+// before parking, zero is the default of that place (no spin on a
+// machine with fewer than four Ps or CPUs), and [NoSpin] parks at once.
+// The spin instruction, a [Hint], is chosen per CPU at first use; the
+// KNIT_HINT environment variable or [SetHint] overrides it, and [CPU]
+// reports what was chosen.
 //
 // # Build tags
 //

@@ -28,11 +28,11 @@ func TestCheckedEndsCatchSharing(t *testing.T) {
 	bsub := bcast.Subscribe()
 	sides := []side{
 		{"SPSC producer", func() { spsc.Producer().TryPush(1); spsc.Consumer().TryPop() }},
-		{"Words producer", func() { words.Producer().PushBatch([]uint64{1}); words.TryPop() }},
+		{"Words producer", func() { words.Producer().TryPushBatch([]uint64{1}); words.Consumer().TryPop() }},
 		{"MPSC consumer", func() { mpsc.TryPush(1); mpsc.TryPop() }},
 		{"SPMC producer", func() { spmc.TryPush(1); spmc.TryPop() }},
 		{"Mailbox consumer", func() { mbox.TryPush(1); mbox.TryPop() }},
-		{"Broadcast producer and subscription", func() { bcast.PushBatch([]int{1}); bsub.TryPop() }},
+		{"Broadcast producer and subscription", func() { bcast.TryPushBatch([]int{1}); bsub.TryPop() }},
 	}
 	for _, s := range sides {
 		t.Run(s.name, func(t *testing.T) {
@@ -105,12 +105,13 @@ func producerRings() []producerRing {
 	spsc, words, spmc := NewSPSC[int](16), NewWords(16), NewSPMC[int](16)
 	bcast := NewBroadcast[int](16)
 	bsub := bcast.Subscribe()
+	stx, wtx := spsc.Producer(), words.Producer()
 	return []producerRing{
-		{"SPSC", spsc.TrySend, spsc.Close, func() int { return countAll(spsc.All(context.Background())) }},
-		{"Words", func(v int) error { return words.TrySend(uint64(v)) }, words.Close,
-			func() int { return countAll(words.All(context.Background())) }},
-		{"SPMC", spmc.TrySend, spmc.Close, func() int { return countAll(spmc.All(context.Background())) }},
-		{"Broadcast", bcast.TrySend, bcast.Close, func() int { return countAll(bsub.All(context.Background())) }},
+		{"SPSC", stx.TryPush, stx.Close, func() int { return countAll(spsc.Consumer().All(context.Background())) }},
+		{"Words", func(v int) error { return wtx.TryPush(uint64(v)) }, wtx.Close,
+			func() int { return countAll(words.Consumer().All(context.Background())) }},
+		{"SPMC", spmc.TryPush, spmc.Close, func() int { return countAll(spmc.All(context.Background())) }},
+		{"Broadcast", bcast.TryPush, bcast.Close, func() int { return countAll(bsub.All(context.Background())) }},
 	}
 }
 
@@ -235,17 +236,17 @@ func TestCheckedEndsParkedTwice(t *testing.T) {
 		block func(ctx context.Context) error // blocks until woken or ctx ends
 		wake  func()
 	}{
-		{"SPSC consumer", &spsc.bells.notEmpty.Event, func(ctx context.Context) error { _, err := spsc.Pop(ctx); return err }, func() { spsc.TryPush(1) }},
-		{"Words consumer", &words.r.bells.notEmpty.Event, func(ctx context.Context) error { _, err := words.Pop(ctx); return err }, func() { words.TryPush(1) }},
-		{"MPSC consumer", &mpsc.r.bells.notEmpty.Event, func(ctx context.Context) error {
-			_, err := mpsc.RecvBatch(ctx, make([]int, 2))
+		{"SPSC consumer", &spsc.bells.notEmpty.Event, func(ctx context.Context) error { _, err := spsc.Consumer().Pop(ctx); return err }, func() { spsc.Producer().TryPush(1) }},
+		{"Words consumer", &words.r.bells.notEmpty.Event, func(ctx context.Context) error { _, err := words.Consumer().Pop(ctx); return err }, func() { words.Producer().TryPush(1) }},
+		{"MPSC consumer", &mpsc.bells.notEmpty.Event, func(ctx context.Context) error {
+			_, err := mpsc.PopBatch(ctx, make([]int, 2))
 			return err
 		}, func() { mpsc.TryPush(1) }},
 		{"Mailbox consumer", nil, func(ctx context.Context) error { _, err := mbox.Pop(ctx); return err }, func() { mbox.TryPush(1) }},
 		{"Subscription", &bsub.bellsOf().notEmpty.Event, func(ctx context.Context) error {
 			return bsub.PopFunc(ctx, func(*int) {})
 		}, func() { bcast.TryPush(1) }},
-		{"SPMC producer", &spmc.r.bells.notFull.Event, func(ctx context.Context) error { return spmc.Push(ctx, 2) }, func() { spmc.TryPop() }},
+		{"SPMC producer", &spmc.bells.notFull.Event, func(ctx context.Context) error { return spmc.Push(ctx, 2) }, func() { spmc.TryPop() }},
 	}
 	spmc.TryPush(1) // full: the producer blocks
 	for _, c := range cases {

@@ -6,10 +6,8 @@ import (
 	"math"
 	"sync"
 	"sync/atomic"
-	"time"
 
 	"github.com/knit-go/knit/internal/emul"
-	"github.com/knit-go/knit/internal/spinpolicy"
 )
 
 // Event is a doorbell for a condition that lives in the caller's memory
@@ -94,10 +92,10 @@ const (
 	BackendAuto Backend = iota
 	// BackendFutex sleeps in the kernel on the Event's word: one syscall
 	// to sleep, one to wake. The OS thread blocks and keeps its P until
-	// the scheduler takes it back (20 µs at best, and only when other
-	// work is waiting), so it suits goroutines locked to their threads
-	// (runtime.LockOSThread), such as pinned workers, for which it is
-	// several times faster than the runtime.
+	// the scheduler takes it back (a sysmon tick at best, and only when
+	// other work is waiting: see FutexWait), so it suits goroutines
+	// locked to their threads (runtime.LockOSThread), such as pinned
+	// workers, for which it is several times faster than the runtime.
 	BackendFutex
 	// BackendRuntime parks the goroutine in the Go scheduler: no OS
 	// thread blocked, no P held, and Notify readies the sleeper on its
@@ -122,12 +120,12 @@ func (b Backend) String() string {
 }
 
 // resolve turns BackendAuto (and any unknown value) into a concrete
-// backend. The measurements behind the choice (BenchmarkParkPingPong,
-// BENCHMARKS.md "Parking"): a plain goroutine parked in the runtime is
-// readied onto the notifier's P and no thread wakes, tens of times
-// faster than the futex; a locked goroutine parked in the runtime
-// blocks its thread anyway and needs its P handed over, 3-5x slower
-// than the futex. A futex sleeper that is not locked holds its P until
+// backend. The measurements behind the choice are BenchmarkParkPingPong's
+// (BENCHMARKS.md, "Parking"): a plain goroutine parked in the runtime is
+// readied onto the notifier's P and no thread wakes, far faster than the
+// futex; a locked goroutine parked in the runtime blocks its thread
+// anyway and needs its P handed over, several times slower than the
+// futex. A futex sleeper that is not locked holds its P until
 // sysmon retakes it, which at GOMAXPROCS=1 stalls the program a sysmon
 // tick per wait; so Auto takes the runtime, and locked callers ask for
 // the futex.
@@ -137,19 +135,6 @@ func (b Backend) resolve() Backend {
 	}
 	return BackendRuntime
 }
-
-// Park says how a waiter waits: spin for Spin, watching the Event's word
-// with the CPU's spin instruction, then sleep on Backend.
-//
-// Spin reads as every spin budget in knit does (see NoSpin), with
-// DefaultRingSpin as its default.
-type Park struct {
-	Spin    time.Duration
-	Backend Backend
-}
-
-// spin is the budget p.Spin stands for.
-func (p Park) spin() time.Duration { return spinpolicy.Resolve(p.Spin, DefaultRingSpin) }
 
 // WaitFor returns once cond() reports true, waiting on e in between with
 // p: the waiter's loop above, written once. cond must read, with
@@ -394,9 +379,9 @@ var eventYield = true
 // replier's own Notify leaves a note too, so its next Wait yields back,
 // and a steady request and reply runs with no park at all. A stream's
 // producer does not wait soon after its Notify, and its note goes
-// stale. Measured against the alternatives (BENCHMARKS.md "Parking"):
+// stale. The alternatives measured worse (BENCHMARKS.md, "Parking"):
 // the semaphore's own handoff, a yield in every release, cut a stream's
-// throughput up to 10x; a yield in every Wait cost a stream a third.
+// throughput many times over; a yield in every Wait slowed a stream.
 // A stale note costs one yield.
 //
 // readied[p % len] is the cycle counter (never 0) when a Notify on P p
@@ -408,9 +393,9 @@ var readied [64]struct {
 }
 
 // A note that never expires (cleared by the Wait that takes it) saves
-// the two counter reads and measured 7% faster on a request and reply,
-// but a stale note then makes a stream's consumer yield, which cost
-// batch-1 SPSC more than half again per item (BENCHMARKS.md, "Parking").
+// the two counter reads and measured a little faster on a request and
+// reply, but a stale note then makes a stream's consumer yield, which
+// cost batch-1 SPSC far more per item (BENCHMARKS.md, "Parking").
 // Hence the window.
 //
 // readiedWindow is how soon after the Notify, in counter ticks, a Wait

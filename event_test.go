@@ -479,7 +479,7 @@ func TestEventCancelTwicePanics(t *testing.T) {
 	}
 }
 
-// TestParkSpin: the zero Park spins DefaultRingSpin with four Ps or more
+// TestParkSpin: the zero Park spins DefaultSpin with four Ps or more
 // on a machine with four CPUs or more, and not at all below; NoSpin (any
 // negative budget) never; a positive budget is itself.
 func TestParkSpin(t *testing.T) {
@@ -499,7 +499,7 @@ func TestParkSpin(t *testing.T) {
 	runtime.GOMAXPROCS(4)
 	want := time.Duration(0)
 	if runtime.NumCPU() >= 4 {
-		want = DefaultRingSpin
+		want = DefaultSpin
 	}
 	if got := (Park{}).spin(); got != want {
 		t.Errorf("zero Park at GOMAXPROCS=4 on %d CPUs spins %v, want %v", runtime.NumCPU(), got, want)

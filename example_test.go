@@ -11,21 +11,23 @@ import (
 	"github.com/knit-go/knit"
 )
 
-// TryPush and TryPop never block: they report a full or an empty ring.
-// The capacity is rounded up to a power of two. A ring used by two
-// goroutines is split into its ends: see SPSC.Producer.
+// An SPSC ring's calls are its ends': the producer pushes, the consumer
+// pops (here one goroutine holds both; see SPSC.Producer for two).
+// TryPush and TryPop never block: they report a full ring (ErrFull) or an
+// empty one (ErrEmpty). The capacity is rounded up to a power of two.
 func ExampleSPSC() {
 	q := knit.NewSPSC[string](3)
-	fmt.Println(q.Cap())
+	tx, rx := q.Producer(), q.Consumer()
+	fmt.Println(tx.Cap())
 
 	for _, w := range []string{"knit", "purl", "slip", "cast on", "cast off"} {
-		if !q.TryPush(w) {
+		if errors.Is(tx.TryPush(w), knit.ErrFull) {
 			fmt.Println("full at", w)
 		}
 	}
 	for {
-		w, ok := q.TryPop()
-		if !ok {
+		w, err := rx.TryPop()
+		if err != nil { // knit.ErrEmpty
 			break
 		}
 		fmt.Println(w)
@@ -41,16 +43,17 @@ func ExampleSPSC() {
 
 // Items pushed before Close stay in the ring: Pop hands them out, then
 // reports ErrClosed. A push after Close fails and keeps nothing.
-func ExampleSPSC_Close() {
+func ExampleSPSCProducer_Close() {
 	q := knit.NewSPSC[int](4)
-	q.TryPush(1)
-	q.TryPush(2)
-	q.Close()
-	fmt.Println(q.TrySend(3))
+	tx, rx := q.Producer(), q.Consumer()
+	tx.TryPush(1)
+	tx.TryPush(2)
+	tx.Close()
+	fmt.Println(tx.TryPush(3))
 
 	ctx := context.Background()
 	for {
-		v, err := q.Pop(ctx)
+		v, err := rx.Pop(ctx)
 		if errors.Is(err, knit.ErrClosed) {
 			fmt.Println("drained")
 			break
@@ -95,18 +98,19 @@ func ExampleMPSC() {
 	// Output: 400 79800
 }
 
-// PushBatch and PopBatch move as many items as fit in one update of the
-// ring's index. Neither blocks: they report how many they moved.
-func ExampleMPSC_PushBatch() {
+// TryPushBatch and TryPopBatch move as many items as fit in one update of
+// the ring's index. Neither blocks: they report how many they moved, and
+// why they stopped short (PushBatch and PopBatch wait instead).
+func ExampleMPSC_TryPushBatch() {
 	q := knit.NewMPSC[int](4)
-	fmt.Println(q.PushBatch([]int{1, 2, 3, 4, 5, 6})) // room for four
+	fmt.Println(q.TryPushBatch([]int{1, 2, 3, 4, 5, 6})) // room for four
 
 	dst := make([]int, 3)
-	n := q.PopBatch(dst)
-	fmt.Println(dst[:n], q.Len())
+	n, err := q.TryPopBatch(dst)
+	fmt.Println(dst[:n], err, q.Len())
 	// Output:
-	// 4
-	// [1 2 3] 1
+	// 4 knit: ring full
+	// [1 2 3] <nil> 1
 }
 
 // One producer fans work out to several consumers; each item is popped by
@@ -193,7 +197,7 @@ func ExampleWords() {
 
 	go func() {
 		defer tx.Close()
-		tx.PushBatch([]uint64{3, 1, 2}) // the ring is empty: all three fit
+		tx.TryPushBatch([]uint64{3, 1, 2}) // the ring is empty: all three fit
 	}()
 
 	for {
@@ -219,7 +223,7 @@ func ExampleBackoff() {
 		close(done)
 	}()
 
-	b := knit.NewBackoff(20 * time.Microsecond)
+	b := knit.Backoff{Budget: 20 * time.Microsecond}
 	for !ready.Load() {
 		if b.IsCompleted() {
 			<-done // spun long enough: block

@@ -402,9 +402,9 @@ var sbRings = []struct {
 }{
 	{"SPSC", true, func() ringOps[uint64] { return NewSPSC[uint64](1) }},
 	{"Words", true, func() ringOps[uint64] { return NewWords(1) }},
-	{"MPSC", false, func() ringOps[uint64] { return NewMPSC[uint64](1).recvOps() }},
-	{"SPMC", false, func() ringOps[uint64] { return NewSPMC[uint64](1).recvOps() }},
-	{"MPMC", false, func() ringOps[uint64] { return NewMPMC[uint64](1).recvOps() }},
+	{"MPSC", false, func() ringOps[uint64] { return NewMPSC[uint64](1).popOps() }},
+	{"SPMC", false, func() ringOps[uint64] { return NewSPMC[uint64](1).popOps() }},
+	{"MPMC", false, func() ringOps[uint64] { return NewMPMC[uint64](1).popOps() }},
 }
 
 // TestLitmusSBRing is the lost-wakeup shape over a ring's own publish and
@@ -543,7 +543,7 @@ func TestLitmusMP(t *testing.T) {
 			name string
 			q    func(int) Queue[litmusPayload]
 		}{
-			{"SPSC", func(c int) Queue[litmusPayload] { return NewSPSC[litmusPayload](c) }},
+			{"SPSC", func(c int) Queue[litmusPayload] { return joinSPSC(NewSPSC[litmusPayload](c)) }},
 			{"MPSC", func(c int) Queue[litmusPayload] { return NewMPSC[litmusPayload](c) }},
 			{"SPMC", func(c int) Queue[litmusPayload] { return NewSPMC[litmusPayload](c) }},
 			{"MPMC", func(c int) Queue[litmusPayload] { return NewMPMC[litmusPayload](c) }},
@@ -553,10 +553,10 @@ func TestLitmusMP(t *testing.T) {
 			})
 		}
 		t.Run(fmt.Sprintf("Words/cap%d", c), func(t *testing.T) {
-			litmusStream(t, litmusIters(t, 200_000), Queue[uint64](NewWords(c)), 1, word, wordOK)
+			litmusStream[uint64](t, litmusIters(t, 200_000), joinWords(NewWords(c)), 1, word, wordOK)
 		})
 		t.Run(fmt.Sprintf("Words/cap%d/batch", c), func(t *testing.T) {
-			litmusStream(t, litmusIters(t, 200_000), Queue[uint64](NewWords(c)), 3, word, wordOK)
+			litmusStream[uint64](t, litmusIters(t, 200_000), joinWords(NewWords(c)), 3, word, wordOK)
 		})
 	}
 }
@@ -581,7 +581,7 @@ func litmusStream[T any](t *testing.T, c litmusCount, q Queue[T], batch int, mk 
 		i := uint64(1)
 		for spins := 0; i <= c.n && halt.Load() == 0; spins++ {
 			if batch == 1 {
-				if q.TryPush(mk(i)) {
+				if q.TryPush(mk(i)) == nil {
 					i++
 					continue
 				}
@@ -590,7 +590,7 @@ func litmusStream[T any](t *testing.T, c litmusCount, q Queue[T], batch int, mk 
 				for j := range m {
 					buf[j] = mk(i + j)
 				}
-				if k := q.PushBatch(buf[:m]); k > 0 {
+				if k, _ := q.TryPushBatch(buf[:m]); k > 0 {
 					i += uint64(k)
 					continue
 				}
@@ -617,12 +617,13 @@ func litmusStream[T any](t *testing.T, c litmusCount, q Queue[T], batch int, mk 
 			}
 			var got []T
 			if batch == 1 {
-				if v, ok := q.TryPop(); ok {
+				if v, err := q.TryPop(); err == nil {
 					buf[0] = v
 					got = buf[:1]
 				}
 			} else {
-				got = buf[:q.PopBatch(buf)]
+				n, _ := q.TryPopBatch(buf)
+				got = buf[:n]
 			}
 			for _, v := range got {
 				if !ok(v, i) {

@@ -11,8 +11,8 @@ import (
 
 // Mailbox is an unbounded multi-producer single-consumer queue: an
 // actor's inbox. Any number of goroutines push, one pops. A push never
-// waits and never fails while the mailbox is open: TryPush is true, Push
-// returns nil, until Close. The consumer's calls block as a ring's do
+// waits and never fails while the mailbox is open: TryPush and Push
+// return nil until Close. The consumer's calls block as a ring's do
 // (spin, then park, with no wake while nobody waits), Close is lossless,
 // and a Mailbox has the method set of the rings ([Queue]), so it is a
 // case of Select and ranges with All.
@@ -35,7 +35,7 @@ import (
 // exhaust memory.
 //
 // Like SPSC, the mailbox publishes with a release store and skips the
-// fence while its consumer does not park (ring.go, "Publication and the
+// fence while its consumer does not park (bell.go, "Publication and the
 // doorbell"): wait for a Mailbox with its own calls or Select, not with
 // an Event of your own after TryPush.
 //
@@ -98,15 +98,15 @@ type mboxSlot[T any] struct {
 	ready atomic.Uint64 // the segment's lap once val is written
 }
 
-// NewMailbox returns an empty, open Mailbox with one segment. The options
-// say how a blocked Pop waits, as for the rings.
-func NewMailbox[T any](opts ...Option) *Mailbox[T] {
+// NewMailbox returns an empty, open Mailbox with one segment; park, if
+// given, says how a blocked Pop waits.
+func NewMailbox[T any](park ...Park) *Mailbox[T] {
 	m := &Mailbox[T]{clearSlots: holdsPointers(reflect.TypeFor[T]())}
 	s := new(mboxSeg[T])
 	s.lap = 1
 	m.headSeg = s
 	m.tailSeg.Store(s)
-	m.bells.park = ringPark(opts)
+	m.bells.park = ringPark("Mailbox", park)
 	return m
 }
 
@@ -124,11 +124,11 @@ func (m *Mailbox[T]) push(v T) status {
 			sl.val = v
 			// Release: pairs with the consumer's acquire load of ready;
 			// the item is written before it on both arches.
+			pos := s.base.Load() + i
 			b := &m.bells.notEmpty
 			publish(&sl.ready, s.lap, &b.mode)
-			b.Notify(1)
-			if pos := s.base.Load() + i; relaxDue(pos, pos+1) {
-				b.maybeRelax(pos + 1)
+			if b.pending(pos, pos+1) {
+				b.ring(pos, pos+1)
 			}
 			return stOK
 		}
@@ -276,13 +276,14 @@ func (m *Mailbox[T]) pushBatch(vs []T) int {
 				storeRel(&s.slots[j].ready, s.lap) // ordered before the last one's publish below
 				n++
 			}
-			b := &m.bells.notEmpty
 			s.slots[end-1].val = vs[n]
-			publish(&s.slots[end-1].ready, s.lap, &b.mode)
 			n++
-			b.Notify(1)
-			if pos := s.base.Load(); relaxDue(pos+i, pos+end) {
-				b.maybeRelax(pos + end)
+			pos := s.base.Load()
+			// One Notify for the run: a Mailbox has one consumer.
+			b := &m.bells.notEmpty
+			publish(&s.slots[end-1].ready, s.lap, &b.mode)
+			if b.pending(pos+end-1, pos+end) {
+				b.ring(pos+end-1, pos+end)
 			}
 			continue
 		}
@@ -358,35 +359,20 @@ func (m *Mailbox[T]) sides() (push, pop *sideGuard, ring string) {
 func (m *Mailbox[T]) pushN(vs []T) int    { return m.pushBatch(vs) }
 func (m *Mailbox[T]) popN(dst []T) int    { return m.popBatch(dst) }
 func (m *Mailbox[T]) bellsOf() *ringBells { return &m.bells }
-func (m *Mailbox[T]) recvOps() ringOps[T] { return m }
-func (m *Mailbox[T]) sendOps() ringOps[T] { return m }
 
-var _ ringOps[int] = (*Mailbox[int])(nil)
+// The grid (see Producer and Consumer). A Mailbox is never full: a push
+// fails only with ErrClosed, and the waiting pushes never wait.
 
-// TryPush adds v unless the mailbox is closed; it never blocks.
-func (m *Mailbox[T]) TryPush(v T) bool { return m.push(v) == stOK }
+// TryPush adds v: nil, or ErrClosed after Close; never ErrFull.
+func (m *Mailbox[T]) TryPush(v T) error { return statusErr[m.push(v)&7] }
 
-// TryPop removes the oldest ready item if there is one. A producer
-// between claiming its slot and filling it holds back the items behind
-// it: TryPop may then report empty while a later push has returned. Pop
-// waits for them.
-func (m *Mailbox[T]) TryPop() (T, bool) {
-	v, st := m.pop()
-	return v, st == stOK
-}
-
-// TrySend adds v, or returns ErrClosed; never ErrFull.
-func (m *Mailbox[T]) TrySend(v T) error { return statusErr[m.push(v)&7] }
-
-// TryRecv removes the oldest ready item, or says why not: ErrEmpty, or
-// ErrClosed once the mailbox is closed and drained.
-func (m *Mailbox[T]) TryRecv() (T, error) {
+// TryPop removes the oldest ready item: see Consumer.TryPop.
+func (m *Mailbox[T]) TryPop() (T, error) {
 	v, st := m.pop()
 	return v, statusErr[st&7]
 }
 
-// Push adds v. It never waits: it returns nil, ErrClosed after Close, or
-// ctx.Err() for a ctx already done (and then adds nothing).
+// Push is TryPush with the done-ctx rule: it never waits.
 func (m *Mailbox[T]) Push(ctx context.Context, v T) error {
 	if err := ctxErr(ctx); err != nil {
 		return err
@@ -394,8 +380,8 @@ func (m *Mailbox[T]) Push(ctx context.Context, v T) error {
 	return statusErr[m.push(v)&7]
 }
 
-// Pop removes the oldest item, spinning and then parking while the
-// mailbox is empty; after Close it drains, then returns ErrClosed.
+// Pop removes the oldest item, waiting while the mailbox is empty: see
+// Consumer.Pop.
 func (m *Mailbox[T]) Pop(ctx context.Context) (T, error) {
 	if err := ctxErr(ctx); err != nil {
 		var zero T
@@ -407,37 +393,25 @@ func (m *Mailbox[T]) Pop(ctx context.Context) (T, error) {
 	return popSlow[T](m, &m.bells, ctx)
 }
 
-// PushBatch adds all of vs, in order, unless the mailbox closes meanwhile;
-// it returns how many went in and never blocks. A batch moves a counter
-// once per segment it touches.
-func (m *Mailbox[T]) PushBatch(vs []T) int { return m.pushBatch(vs) }
+// TryPushBatch adds all of vs, in order, unless the mailbox closes
+// meanwhile (ErrClosed), moving a counter once per segment it touches.
+func (m *Mailbox[T]) TryPushBatch(vs []T) (int, error) { return tryPushBatch[T](m, vs) }
 
-// PopBatch takes up to len(dst) of the oldest ready items.
-func (m *Mailbox[T]) PopBatch(dst []T) int { return m.popBatch(dst) }
-
-// TrySendBatch is PushBatch that says why it stopped short: ErrClosed.
-func (m *Mailbox[T]) TrySendBatch(vs []T) (int, error) { return trySendBatch[T](m, vs) }
-
-// SendBatch is TrySendBatch with the done-ctx rule: a ctx already done
-// adds nothing and returns ctx.Err(). It never waits.
-func (m *Mailbox[T]) SendBatch(ctx context.Context, vs []T) (int, error) {
-	return sendBatch[T](ctx, m, vs)
+// PushBatch is TryPushBatch with the done-ctx rule: it never waits.
+func (m *Mailbox[T]) PushBatch(ctx context.Context, vs []T) (int, error) {
+	return pushBatch[T](ctx, m, vs)
 }
 
-// TryRecvBatch fills a prefix of dst with the oldest ready items and
-// returns how many; when it took none it says why: ErrEmpty, or
-// ErrClosed once the mailbox is closed and drained.
-func (m *Mailbox[T]) TryRecvBatch(dst []T) (int, error) { return tryRecvBatch[T](m, dst) }
+// TryPopBatch takes up to len(dst) ready items: see Consumer.TryPopBatch.
+func (m *Mailbox[T]) TryPopBatch(dst []T) (int, error) { return tryPopBatch[T](m, dst) }
 
-// RecvBatch waits as Pop does until an item is ready, then takes up to
-// len(dst) of the oldest items; or 0 and ErrClosed once closed and
-// drained, or ctx.Err().
-func (m *Mailbox[T]) RecvBatch(ctx context.Context, dst []T) (int, error) {
-	return recvBatch[T](ctx, m, dst)
+// PopBatch waits for an item, then takes what is ready: see
+// Consumer.PopBatch.
+func (m *Mailbox[T]) PopBatch(ctx context.Context, dst []T) (int, error) {
+	return popBatch[T](ctx, m, dst)
 }
 
-// All ranges over the items as Pop takes them, until the mailbox is
-// closed and drained or ctx ends.
+// All ranges over the items as Pop takes them: see Consumer.All.
 func (m *Mailbox[T]) All(ctx context.Context) iter.Seq[T] { return all[T](ctx, m) }
 
 // Close stops intake and wakes the consumer, which drains what was pushed
@@ -475,3 +449,9 @@ func (m *Mailbox[T]) Cap() int {
 	}
 	return math.MaxInt
 }
+
+func (m *Mailbox[T]) pushOps() ringOps[T] { return m }
+func (m *Mailbox[T]) popOps() ringOps[T]  { return m }
+
+// pushClosed: a Mailbox's batch stops short only once it is closed.
+func (m *Mailbox[T]) pushClosed() bool { return true }

@@ -50,11 +50,11 @@ func ExampleMailbox_select() {
 	ctx := context.Background()
 	inbox := knit.NewMailbox[string]()
 	stop := make(chan struct{})
-	inbox.TryPush("hello")
+	inbox.TryPush("hello") // nil: an open Mailbox is never full
 
 	var m string
 	for {
-		i, err := knit.Select(ctx, knit.Recv(inbox, &m), knit.RecvChan(stop, nil))
+		i, err := knit.Select(ctx, knit.PopCase(inbox, &m), knit.RecvCase(stop, nil))
 		if i == 1 || err != nil {
 			break
 		}

@@ -18,7 +18,7 @@ import (
 func init() {
 	ringKinds = append(ringKinds, ringKind{
 		name: "Mailbox", multiProducer: true, unbounded: true, relaxedBells: true,
-		newInt:         func(_ int, o ...Option) Queue[int] { return NewMailbox[int](o...) },
+		newInt:         func(_ int, park ...Park) Queue[int] { return NewMailbox[int](park...) },
 		newPtr:         func(int) Queue[*int] { return NewMailbox[*int]() },
 		slotsAreZeroed: func(q Queue[*int]) bool { return mailboxSlotsZero(q.(*Mailbox[*int])) },
 	})
@@ -63,7 +63,7 @@ func TestMailboxCap(t *testing.T) {
 	}
 	n := 3*mailboxSegSize + 5
 	for i := range n {
-		if !m.TryPush(i) {
+		if m.TryPush(i) != nil {
 			t.Fatalf("TryPush %d failed on an open mailbox", i)
 		}
 	}
@@ -71,8 +71,8 @@ func TestMailboxCap(t *testing.T) {
 		t.Fatalf("Len = %d, want %d", m.Len(), n)
 	}
 	dst := make([]int, mailboxSegSize+3)
-	if k := m.PopBatch(dst); k != len(dst) || dst[0] != 0 || dst[k-1] != k-1 {
-		t.Fatalf("PopBatch across a segment = %d, %d..%d", k, dst[0], dst[k-1])
+	if k, err := m.TryPopBatch(dst); k != len(dst) || err != nil || dst[0] != 0 || dst[k-1] != k-1 {
+		t.Fatalf("TryPopBatch across a segment = %d, %v, %d..%d", k, err, dst[0], dst[max(k-1, 0)])
 	}
 	if m.Len() != n-len(dst) {
 		t.Fatalf("Len = %d, want %d", m.Len(), n-len(dst))
@@ -83,8 +83,8 @@ func TestMailboxCap(t *testing.T) {
 	}
 	mustPanic(t, "zero Mailbox.TryPush", func() { zero.TryPush(1) }, "NewMailbox")
 	mustPanic(t, "zero Mailbox.TryPop", func() { zero.TryPop() }, "NewMailbox")
-	mustPanic(t, "zero Mailbox.PushBatch", func() { zero.PushBatch([]int{1}) }, "NewMailbox")
-	mustPanic(t, "zero Mailbox.PopBatch", func() { zero.PopBatch(make([]int, 1)) }, "NewMailbox")
+	mustPanic(t, "zero Mailbox.TryPushBatch", func() { zero.TryPushBatch([]int{1}) }, "NewMailbox")
+	mustPanic(t, "zero Mailbox.TryPopBatch", func() { zero.TryPopBatch(make([]int, 1)) }, "NewMailbox")
 }
 
 // TestMailboxSegments: memory grows one allocation per segment while the
@@ -121,11 +121,11 @@ func TestMailboxSegments(t *testing.T) {
 		t.Fatalf("mailbox holds %d segments for %d segments of items", n, segs)
 	}
 	for i := range segs * mailboxSegSize {
-		if v, ok := m.TryPop(); !ok || v != i {
-			t.Fatalf("TryPop = %d, %v; want %d", v, ok, i)
+		if v, err := m.TryPop(); err != nil || v != i {
+			t.Fatalf("TryPop = %d, %v; want %d", v, err, i)
 		}
 	}
-	if _, ok := m.TryPop(); ok {
+	if _, err := m.TryPop(); err == nil {
 		t.Fatal("items left")
 	}
 	if n := len(mailboxSegs(m)); n > 2 {
@@ -142,8 +142,8 @@ func TestMailboxSegments(t *testing.T) {
 				panic(err)
 			}
 		}
-		m.PushBatch(batch)
-		if n, _ := m.RecvBatch(ctx, batch); n != len(batch) {
+		m.TryPushBatch(batch)
+		if n, _ := m.PopBatch(ctx, batch); n != len(batch) {
 			panic("short batch")
 		}
 	})
@@ -169,7 +169,7 @@ func TestMailboxFanIn(t *testing.T) {
 		t.Run(fmt.Sprintf("closeEarly=%v", closeEarly), func(t *testing.T) {
 			defer watchdog(t, 120*time.Second)()
 			const producers = 16
-			m := NewMailbox[int](WithSpin(NoSpin))
+			m := NewMailbox[int](Park{Spin: NoSpin})
 			ctx := context.Background()
 			accepted := make([]atomic.Int64, producers)
 			var wg sync.WaitGroup
@@ -181,7 +181,7 @@ func TestMailboxFanIn(t *testing.T) {
 						var n int
 						switch rng.IntN(4) {
 						case 0:
-							if m.TryPush(p<<20 | i) {
+							if m.TryPush(p<<20|i) == nil {
 								n = 1
 							}
 						case 1:
@@ -193,7 +193,7 @@ func TestMailboxFanIn(t *testing.T) {
 							for j := i; j < min(i+1+rng.IntN(300), per); j++ {
 								batch = append(batch, p<<20|j)
 							}
-							n, _ = m.SendBatch(ctx, batch)
+							n, _ = m.PushBatch(ctx, batch)
 						}
 						if n == 0 {
 							return // closed
@@ -233,7 +233,7 @@ func TestMailboxFanIn(t *testing.T) {
 					}
 					take(v)
 				case 1:
-					n, err := m.RecvBatch(ctx, dst[:1+rng.IntN(64)])
+					n, err := m.PopBatch(ctx, dst[:1+rng.IntN(64)])
 					if err != nil {
 						break loop
 					}
@@ -241,7 +241,8 @@ func TestMailboxFanIn(t *testing.T) {
 						take(v)
 					}
 				case 2:
-					for _, v := range dst[:m.PopBatch(dst)] {
+					n, _ := m.TryPopBatch(dst)
+					for _, v := range dst[:n] {
 						take(v)
 					}
 				}
@@ -288,7 +289,7 @@ func TestMailboxRecycledSegment(t *testing.T) {
 	}
 	n := 0
 	for {
-		if _, ok := m.TryPop(); !ok {
+		if _, err := m.TryPop(); err != nil {
 			break
 		}
 		n++
@@ -308,11 +309,14 @@ func TestMailboxDrainedSegments(t *testing.T) {
 		pop  func(m *Mailbox[int]) []int
 	}{
 		{"TryPop", func(m *Mailbox[int]) []int {
-			v, ok := m.TryPop()
+			v, err := m.TryPop()
 			buf[0] = v
-			return buf[:btoi(ok)]
+			return buf[:btoi(err == nil)]
 		}},
-		{"PopBatch", func(m *Mailbox[int]) []int { return buf[:m.PopBatch(buf[:])] }},
+		{"TryPopBatch", func(m *Mailbox[int]) []int {
+			n, _ := m.TryPopBatch(buf[:])
+			return buf[:n]
+		}},
 	} {
 		pop := pc.pop
 		t.Run(pc.name, func(t *testing.T) {
@@ -336,7 +340,7 @@ func TestMailboxDrainedSegments(t *testing.T) {
 						got++
 					}
 				}
-				if _, ok := m.TryPop(); ok {
+				if _, err := m.TryPop(); err == nil {
 					t.Fatalf("burst %d: items left", burst)
 				}
 				if k := len(mailboxSegs(m)); k > 2 {
@@ -377,8 +381,8 @@ func TestMailboxDrainedHeap(t *testing.T) {
 			int64(grown-before), segs, segBytes)
 	}
 	for i := range segs * mailboxSegSize {
-		if v, ok := m.TryPop(); !ok || v != i {
-			t.Fatalf("TryPop = %d, %v; want %d", v, ok, i)
+		if v, err := m.TryPop(); err != nil || v != i {
+			t.Fatalf("TryPop = %d, %v; want %d", v, err, i)
 		}
 	}
 	drained := live()
@@ -403,7 +407,7 @@ func TestMailboxDrainedFanIn(t *testing.T) {
 		rounds = 8
 	}
 	total := producers * per
-	m := NewMailbox[int](WithSpin(NoSpin))
+	m := NewMailbox[int](Park{Spin: NoSpin})
 	ctx := context.Background()
 	seen := make([]bool, rounds*total)
 	rng := rand.New(rand.NewPCG(3, 1))
@@ -416,7 +420,7 @@ func TestMailboxDrainedFanIn(t *testing.T) {
 				for i := 0; i < per; {
 					v := r*total + p*per + i
 					if i%3 == 0 {
-						if !m.TryPush(v) {
+						if m.TryPush(v) != nil {
 							panic("TryPush failed on an open mailbox")
 						}
 						i++
@@ -426,8 +430,8 @@ func TestMailboxDrainedFanIn(t *testing.T) {
 					for j := i; j < min(i+1+i%100, per); j++ {
 						batch = append(batch, r*total+p*per+j)
 					}
-					if m.PushBatch(batch) != len(batch) {
-						panic("short PushBatch on an open mailbox")
+					if n, err := m.TryPushBatch(batch); n != len(batch) || err != nil {
+						panic(fmt.Sprint("TryPushBatch on an open mailbox = ", n, ", ", err))
 					}
 					i += len(batch)
 				}
@@ -458,7 +462,8 @@ func TestMailboxDrainedFanIn(t *testing.T) {
 				take(v)
 				continue
 			}
-			for _, v := range dst[:m.PopBatch(dst[:1+rng.IntN(len(dst))])] {
+			n, _ := m.TryPopBatch(dst[:1+rng.IntN(len(dst))])
+			for _, v := range dst[:n] {
 				take(v)
 			}
 		}
@@ -466,7 +471,7 @@ func TestMailboxDrainedFanIn(t *testing.T) {
 		if want := total * (total - 1) / 2; sum != want {
 			t.Fatalf("round %d: items sum to %d, want %d", r, sum, want)
 		}
-		if v, ok := m.TryPop(); ok {
+		if v, err := m.TryPop(); err == nil {
 			t.Fatalf("round %d: item %d left after all were popped", r, v)
 		}
 		if k := len(mailboxSegs(m)); k > 2 {

@@ -10,7 +10,7 @@ import (
 
 // relaxedPublish says that storeRel is a plain store that a later load may
 // pass (x86-TSO's store buffer), so the doorbells run their bell modes;
-// see "Publication and the doorbell" in ring.go.
+// see "Publication and the doorbell" in bell.go.
 const relaxedPublish = true
 
 // storeRel stores v at p with a release store: MOVQ (internal/relstore).

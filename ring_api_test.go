@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"iter"
 	"os"
 	"reflect"
 	"runtime"
@@ -20,112 +19,88 @@ import (
 	"github.com/knit-go/knit/internal/spinpolicy"
 )
 
-// sender and receiver are the two halves of Queue, as the ends of an SPSC
-// ring (or a Words) offer them.
+// sender and receiver are the two sides of a knit ring as its table-driven
+// tests use them: the grid's side, and the ops Select reaches it through
+// (PushCase and PopCase).
 type sender[T any] interface {
-	TryPush(v T) bool
-	TrySend(v T) error
-	Push(ctx context.Context, v T) error
-	PushBatch(vs []T) int
-	TrySendBatch(vs []T) (int, error)
-	SendBatch(ctx context.Context, vs []T) (int, error)
-	Sink[T]
-	Close()
-	Len() int
-	Cap() int
+	Producer[T]
+	pushOps() ringOps[T]
 }
 
 type receiver[T any] interface {
-	TryPop() (T, bool)
-	TryRecv() (T, error)
-	Pop(ctx context.Context) (T, error)
-	PopBatch(dst []T) int
-	TryRecvBatch(dst []T) (int, error)
-	RecvBatch(ctx context.Context, dst []T) (int, error)
-	All(ctx context.Context) iter.Seq[T]
-	Source[T]
+	Consumer[T]
+	popOps() ringOps[T]
 }
 
-// joined puts a ring's two ends back together as a Queue, so the
-// table-driven tests run through the end types.
+// joined puts a ring's two sides back together as a Queue, so the
+// table-driven tests run through the end types of SPSC and Words, and
+// through a Broadcast and one of its subscriptions. Len and Cap are the
+// sender's.
 type joined[T any] struct {
 	sender[T]
 	receiver[T]
 }
 
+func (j joined[T]) Len() int { return j.sender.Len() }
+func (j joined[T]) Cap() int { return j.sender.Cap() }
+
+// joinSPSC is an SPSC ring as a Queue: its two ends, joined.
+func joinSPSC[T any](q *SPSC[T]) joined[T] { return joined[T]{q.Producer(), q.Consumer()} }
+
 var (
+	_ Queue[int]       = joined[int]{}
 	_ sender[int]      = SPSCProducer[int]{}
 	_ receiver[int]    = SPSCConsumer[int]{}
 	_ sender[uint64]   = WordsProducer{}
 	_ receiver[uint64] = WordsConsumer{}
+	_ sender[int]      = (*MPMC[int])(nil)
+	_ receiver[int]    = (*MPMC[int])(nil)
 )
 
-func init() {
-	ringKinds = append(ringKinds, ringKind{
-		name: "SPSC ends",
-		newInt: func(n int, o ...Option) Queue[int] {
-			q := NewSPSC[int](n, o...)
-			return joined[int]{q.Producer(), q.Consumer()}
-		},
-		newPtr: func(n int) Queue[*int] {
-			q := NewSPSC[*int](n)
-			return joined[*int]{q.Producer(), q.Consumer()}
-		},
-		slotsAreZeroed: func(q Queue[*int]) bool {
-			for _, p := range q.(joined[*int]).sender.(SPSCProducer[*int]).q.buf {
-				if p != nil {
-					return false
-				}
-			}
-			return true
-		},
-	})
-}
-
-// TestRingTryErrors: TrySend and TryRecv tell full, empty and closed
-// apart, and the errors work with errors.Is. Before them, a producer
-// looping on TryPush spun forever after Close.
+// TestRingTryErrors: TryPush and TryPop tell full, empty and closed
+// apart, and the errors work with errors.Is. When TryPush said only
+// whether v went in, a producer looping on it spun forever after Close.
 func TestRingTryErrors(t *testing.T) {
 	for _, k := range ringKinds {
 		t.Run(k.name, func(t *testing.T) {
 			q := k.newInt(2)
-			if _, err := q.TryRecv(); !errors.Is(err, ErrEmpty) {
-				t.Fatalf("TryRecv on an empty ring = %v, want ErrEmpty", err)
+			if _, err := q.TryPop(); !errors.Is(err, ErrEmpty) {
+				t.Fatalf("TryPop on an empty ring = %v, want ErrEmpty", err)
 			}
 			for i := range 2 {
-				if err := q.TrySend(i); err != nil {
-					t.Fatalf("TrySend(%d) = %v", i, err)
+				if err := q.TryPush(i); err != nil {
+					t.Fatalf("TryPush(%d) = %v", i, err)
 				}
 			}
 			n := 2
 			if k.unbounded {
-				if err := q.TrySend(2); err != nil {
-					t.Fatalf("TrySend on an unbounded ring = %v, want nil", err)
+				if err := q.TryPush(2); err != nil {
+					t.Fatalf("TryPush on an unbounded ring = %v, want nil", err)
 				}
 				n = 3
-			} else if err := q.TrySend(2); !errors.Is(err, ErrFull) {
-				t.Fatalf("TrySend on a full ring = %v, want ErrFull", err)
+			} else if err := q.TryPush(2); !errors.Is(err, ErrFull) {
+				t.Fatalf("TryPush on a full ring = %v, want ErrFull", err)
 			}
 			q.Close()
 			// The loop a caller writes around a non-blocking push must end
 			// once the ring is closed.
 			for {
-				err := q.TrySend(3)
+				err := q.TryPush(3)
 				if errors.Is(err, ErrFull) {
 					continue
 				}
 				if !errors.Is(err, ErrClosed) {
-					t.Fatalf("TrySend after Close = %v, want ErrClosed", err)
+					t.Fatalf("TryPush after Close = %v, want ErrClosed", err)
 				}
 				break
 			}
 			for want := range n {
-				if v, err := q.TryRecv(); err != nil || v != want {
-					t.Fatalf("TryRecv = %d, %v; want %d", v, err, want)
+				if v, err := q.TryPop(); err != nil || v != want {
+					t.Fatalf("TryPop = %d, %v; want %d", v, err, want)
 				}
 			}
-			if _, err := q.TryRecv(); !errors.Is(err, ErrClosed) {
-				t.Fatalf("TryRecv on a drained closed ring = %v, want ErrClosed", err)
+			if _, err := q.TryPop(); !errors.Is(err, ErrClosed) {
+				t.Fatalf("TryPop on a drained closed ring = %v, want ErrClosed", err)
 			}
 		})
 	}
@@ -161,22 +136,20 @@ func TestRingZeroValue(t *testing.T) {
 		kind, ctor string
 		q          func() Queue[int]
 	}{
-		{"SPSC", "NewSPSC", func() Queue[int] { return new(SPSC[int]) }},
+		{"SPSC", "NewSPSC", func() Queue[int] { return joinSPSC(new(SPSC[int])) }},
 		{"MPSC", "NewMPSC", func() Queue[int] { return new(MPSC[int]) }},
 		{"SPMC", "NewSPMC", func() Queue[int] { return new(SPMC[int]) }},
 		{"MPMC", "NewMPMC", func() Queue[int] { return new(MPMC[int]) }},
-		{"Words", "NewWords", func() Queue[int] { return intWords{new(Words)} }},
+		{"Words", "NewWords", func() Queue[int] { return intWords{joinWords(new(Words))} }},
 	}
 	ops := []struct {
 		name string
 		do   func(Queue[int])
 	}{
-		{"TryPush", func(q Queue[int]) { q.TryPush(1) }},
-		{"TrySend", func(q Queue[int]) { _ = q.TrySend(1) }},
-		{"TryPop", func(q Queue[int]) { q.TryPop() }},
-		{"TryRecv", func(q Queue[int]) { _, _ = q.TryRecv() }},
-		{"PushBatch", func(q Queue[int]) { q.PushBatch([]int{1}) }},
-		{"PopBatch", func(q Queue[int]) { q.PopBatch(make([]int, 1)) }},
+		{"TryPush", func(q Queue[int]) { _ = q.TryPush(1) }},
+		{"TryPop", func(q Queue[int]) { _, _ = q.TryPop() }},
+		{"TryPushBatch", func(q Queue[int]) { _, _ = q.TryPushBatch([]int{1}) }},
+		{"TryPopBatch", func(q Queue[int]) { _, _ = q.TryPopBatch(make([]int, 1)) }},
 		{"Push", func(q Queue[int]) {
 			ctx, cancel := context.WithTimeout(context.Background(), time.Second)
 			defer cancel()
@@ -186,6 +159,22 @@ func TestRingZeroValue(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), time.Second)
 			defer cancel()
 			_, _ = q.Pop(ctx)
+		}},
+		{"PushBatch", func(q Queue[int]) {
+			ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+			defer cancel()
+			_, _ = q.PushBatch(ctx, []int{1})
+		}},
+		{"PopBatch", func(q Queue[int]) {
+			ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+			defer cancel()
+			_, _ = q.PopBatch(ctx, make([]int, 1))
+		}},
+		{"All", func(q Queue[int]) {
+			ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+			defer cancel()
+			for range q.All(ctx) {
+			}
 		}},
 	}
 	for _, r := range rings {
@@ -255,18 +244,18 @@ func TestRingLargeCapacityIsLazy(t *testing.T) {
 		t.Errorf("three rings of %d slots made the process %d MiB larger; creation must not touch the slots", MaxCapacity, grew>>20)
 	}
 	for _, r := range []Queue[struct{}]{q, m} {
-		if r.Cap() != MaxCapacity || !r.TryPush(struct{}{}) {
-			t.Fatalf("large ring: Cap %d", r.Cap())
+		if err := r.TryPush(struct{}{}); r.Cap() != MaxCapacity || err != nil {
+			t.Fatalf("large ring: Cap %d, TryPush %v", r.Cap(), err)
 		}
-		if _, ok := r.TryPop(); !ok {
+		if _, err := r.TryPop(); err != nil {
 			t.Fatal("large ring lost its item")
 		}
 	}
-	if !s.TryPush(7) {
-		t.Fatal("large SPSC refused a push")
+	if err := s.Producer().TryPush(7); err != nil {
+		t.Fatalf("large SPSC refused a push: %v", err)
 	}
-	if v, ok := s.TryPop(); !ok || v != 7 {
-		t.Fatalf("large SPSC popped %d, %v", v, ok)
+	if v, err := s.Consumer().TryPop(); err != nil || v != 7 {
+		t.Fatalf("large SPSC popped %d, %v", v, err)
 	}
 }
 
@@ -287,30 +276,46 @@ func residentBytes(t *testing.T) int64 {
 	return pages * int64(os.Getpagesize())
 }
 
-// TestRingSpinOptions: WithSpin reads as every spin budget in knit does.
-func TestRingSpinOptions(t *testing.T) {
+// TestRingParkSpin: a ring's Park.Spin reads as every spin budget in knit
+// does, and a constructor takes at most one Park.
+func TestRingParkSpin(t *testing.T) {
 	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(0))
 	defer spinpolicy.SetCPUs(8)() // CPUs for every GOMAXPROCS below; TestSpinPolicyAgrees varies them
 	for _, procs := range []int{1, 2, 4, 8} {
 		runtime.GOMAXPROCS(procs)
 		def := NoSpin
 		if procs >= 4 {
-			def = DefaultRingSpin
+			def = DefaultSpin
 		}
 		for _, c := range []struct {
-			opts []Option
+			park []Park
 			want time.Duration
 		}{
 			{nil, def},
-			{[]Option{WithSpin(0)}, def},
-			{[]Option{WithSpin(NoSpin)}, NoSpin},
-			{[]Option{WithSpin(-time.Second)}, NoSpin},
-			{[]Option{WithSpin(7 * time.Microsecond)}, 7 * time.Microsecond},
+			{[]Park{{}}, def},
+			{[]Park{{Spin: NoSpin}}, NoSpin},
+			{[]Park{{Spin: -time.Second}}, NoSpin},
+			{[]Park{{Spin: 7 * time.Microsecond}}, 7 * time.Microsecond},
 		} {
-			if got := ringPark(c.opts).Spin; got != c.want {
-				t.Errorf("GOMAXPROCS %d: spin %v, want %v", procs, got, c.want)
+			if got := ringPark("MPMC", c.park).Spin; got != c.want {
+				t.Errorf("GOMAXPROCS %d: Park %v: spin %v, want %v", procs, c.park, got, c.want)
+			}
+			if got := NewMPMC[int](1, c.park...).bells.park.Spin; got != c.want {
+				t.Errorf("GOMAXPROCS %d: NewMPMC with Park %v: spin %v, want %v", procs, c.park, got, c.want)
 			}
 		}
+	}
+	for _, c := range []struct {
+		kind string
+		mk   func(...Park)
+	}{
+		{"SPSC", func(p ...Park) { NewSPSC[int](1, p...) }},
+		{"MPSC", func(p ...Park) { NewMPSC[int](1, p...) }},
+		{"SPMC", func(p ...Park) { NewSPMC[int](1, p...) }},
+		{"MPMC", func(p ...Park) { NewMPMC[int](1, p...) }},
+		{"Words", func(p ...Park) { NewWords(1, p...) }},
+	} {
+		mustPanic(t, "New"+c.kind+" with two Parks", func() { c.mk(Park{}, Park{Spin: NoSpin}) }, "New"+c.kind, "at most one Park")
 	}
 }
 
@@ -345,7 +350,7 @@ func TestRingBellModes(t *testing.T) {
 		relaxing := !k.multiProducer || k.relaxedBells
 		t.Run(k.name, func(t *testing.T) {
 			relaxes, switches := bellRelaxes.Load(), bellSwitches.Load()
-			q := k.newInt(4096, WithSpin(NoSpin))
+			q := k.newInt(4096, Park{Spin: NoSpin})
 			var wg sync.WaitGroup
 			wg.Add(1)
 			errc := make(chan error, 1)
@@ -410,11 +415,11 @@ func TestRingParkRace(t *testing.T) {
 			continue
 		}
 		t.Run(k.name, func(t *testing.T) {
-			req, rep := k.newInt(8, WithSpin(NoSpin)), k.newInt(8, WithSpin(NoSpin))
+			req, rep := k.newInt(8, Park{Spin: NoSpin}), k.newInt(8, Park{Spin: NoSpin})
 			take := func(q Queue[int], seed *uint32) (int, error) {
 				*seed = *seed*1664525 + 1013904223
 				for range *seed >> 25 { // 0-127 tries
-					if v, ok := q.TryPop(); ok {
+					if v, err := q.TryPop(); err == nil {
 						return v, nil
 					}
 				}
@@ -521,7 +526,7 @@ func TestRingExternalEvent(t *testing.T) {
 			req, rep := k.newInt(8), k.newInt(8)
 			var reqEv, repEv Event
 			send := func(q Queue[int], ev *Event, v int) {
-				for !q.TryPush(v) {
+				for q.TryPush(v) != nil {
 					runtime.Gosched()
 				}
 				ev.Notify(1)
@@ -529,13 +534,13 @@ func TestRingExternalEvent(t *testing.T) {
 			take := func(q Queue[int], ev *Event, seed *uint32) (int, error) {
 				*seed = *seed*1664525 + 1013904223
 				for range *seed >> 25 {
-					if v, ok := q.TryPop(); ok {
+					if v, err := q.TryPop(); err == nil {
 						return v, nil
 					}
 				}
 				for {
 					tk := ev.Prepare()
-					if v, ok := q.TryPop(); ok {
+					if v, err := q.TryPop(); err == nil {
 						ev.Cancel(tk)
 						return v, nil
 					}
@@ -545,7 +550,7 @@ func TestRingExternalEvent(t *testing.T) {
 					if err != nil {
 						return 0, err
 					}
-					if v, ok := q.TryPop(); ok {
+					if v, err := q.TryPop(); err == nil {
 						return v, nil
 					}
 				}

@@ -36,6 +36,7 @@ func BenchmarkRingSPSCThroughput(b *testing.B) {
 	for _, batch := range []int{1, 16, 64} {
 		b.Run(fmt.Sprintf("batch=%d/knit", batch), func(b *testing.B) {
 			q := NewSPSC[int](1024)
+			tx, rx := q.Producer(), q.Consumer()
 			done := make(chan struct{})
 			n := b.N
 			go func() {
@@ -44,12 +45,12 @@ func BenchmarkRingSPSCThroughput(b *testing.B) {
 				for got := 0; got < n; {
 					var k int
 					if batch == 1 {
-						if _, err := q.Pop(context.Background()); err != nil {
+						if _, err := rx.Pop(context.Background()); err != nil {
 							panic(err)
 						}
 						k = 1
-					} else if k = q.PopBatch(dst); k == 0 {
-						if _, err := q.Pop(context.Background()); err != nil {
+					} else if k, _ = rx.TryPopBatch(dst); k == 0 {
+						if _, err := rx.Pop(context.Background()); err != nil {
 							panic(err)
 						}
 						k = 1
@@ -61,13 +62,13 @@ func BenchmarkRingSPSCThroughput(b *testing.B) {
 			m := startCPU(b)
 			for sent := 0; sent < n; {
 				if batch == 1 {
-					if err := q.Push(context.Background(), sent); err != nil {
+					if err := tx.Push(context.Background(), sent); err != nil {
 						panic(err)
 					}
 					sent++
 					continue
 				}
-				k := q.PushBatch(src[:min(batch, n-sent)])
+				k, _ := tx.TryPushBatch(src[:min(batch, n-sent)])
 				if k == 0 {
 					runtime.Gosched()
 				}
@@ -135,22 +136,24 @@ func BenchmarkRingRoundTrip(b *testing.B) {
 		}
 		b.Run(name+"/knit-spsc", func(b *testing.B) {
 			req, rep := NewSPSC[int](64), NewSPSC[int](64)
+			reqTx, reqRx := req.Producer(), req.Consumer()
+			repTx, repRx := rep.Producer(), rep.Consumer()
 			roundTrip(b, locked,
 				func(v int) {
-					req.Push(context.Background(), v)
-					if r, _ := rep.Pop(context.Background()); r != v {
+					reqTx.Push(context.Background(), v)
+					if r, _ := repRx.Pop(context.Background()); r != v {
 						panic("reply out of order")
 					}
 				},
 				func() bool {
-					v, err := req.Pop(context.Background())
+					v, err := reqRx.Pop(context.Background())
 					if err != nil {
 						return false
 					}
-					rep.Push(context.Background(), v)
+					repTx.Push(context.Background(), v)
 					return true
 				},
-				func() { req.Close() })
+				reqTx.Close)
 		})
 		b.Run(name+"/chan", func(b *testing.B) {
 			req, rep := make(chan int), make(chan int)
@@ -270,11 +273,12 @@ func BenchmarkRingBursts(b *testing.B) {
 	gap := 50 * time.Microsecond
 	for _, spin := range []time.Duration{0, 5 * time.Microsecond, 20 * time.Microsecond, 50 * time.Microsecond} {
 		b.Run(fmt.Sprintf("knit-spin=%v", spin), func(b *testing.B) {
-			q := NewSPSC[int](64, WithSpin(spin))
+			q := NewSPSC[int](64, Park{Spin: spin})
+			tx, rx := q.Producer(), q.Consumer()
 			bursts(b, burst, gap,
-				func(v int) { q.Push(context.Background(), v) },
-				func() bool { _, err := q.Pop(context.Background()); return err == nil },
-				q.Close)
+				func(v int) { tx.Push(context.Background(), v) },
+				func() bool { _, err := rx.Pop(context.Background()); return err == nil },
+				tx.Close)
 		})
 	}
 	b.Run("chan", func(b *testing.B) {
@@ -317,23 +321,25 @@ func bursts(b *testing.B, burst int, gap time.Duration, push func(int), pop func
 func BenchmarkRingSPSCSpin(b *testing.B) {
 	b.Run("SPSC[int32]", func(b *testing.B) {
 		q := NewSPSC[int32](1 << 16)
-		spinStream(b, func(v int) bool { return q.TryPush(int32(v)) }, func() bool { _, ok := q.TryPop(); return ok })
+		tx, rx := q.Producer(), q.Consumer()
+		spinStream(b, func(v int) bool { return tx.TryPush(int32(v)) == nil }, func() bool { _, err := rx.TryPop(); return err == nil })
 	})
 	b.Run("Words", func(b *testing.B) {
 		q := NewWords(1 << 16)
-		spinStream(b, func(v int) bool { return q.TryPush(uint64(v)) }, func() bool { _, ok := q.TryPop(); return ok })
+		tx, rx := q.Producer(), q.Consumer()
+		spinStream(b, func(v int) bool { return tx.TryPush(uint64(v)) == nil }, func() bool { _, err := rx.TryPop(); return err == nil })
 	})
 	b.Run("MPMC[int32]", func(b *testing.B) {
 		q := NewMPMC[int32](1 << 16)
-		spinStream(b, func(v int) bool { return q.TryPush(int32(v)) }, func() bool { _, ok := q.TryPop(); return ok })
+		spinStream(b, func(v int) bool { return q.TryPush(int32(v)) == nil }, func() bool { _, err := q.TryPop(); return err == nil })
 	})
 	b.Run("SPMC[int32]", func(b *testing.B) {
 		q := NewSPMC[int32](1 << 16)
-		spinStream(b, func(v int) bool { return q.TryPush(int32(v)) }, func() bool { _, ok := q.TryPop(); return ok })
+		spinStream(b, func(v int) bool { return q.TryPush(int32(v)) == nil }, func() bool { _, err := q.TryPop(); return err == nil })
 	})
 	b.Run("MPSC[int32]", func(b *testing.B) {
 		q := NewMPSC[int32](1 << 16)
-		spinStream(b, func(v int) bool { return q.TryPush(int32(v)) }, func() bool { _, ok := q.TryPop(); return ok })
+		spinStream(b, func(v int) bool { return q.TryPush(int32(v)) == nil }, func() bool { _, err := q.TryPop(); return err == nil })
 	})
 }
 
@@ -450,7 +456,7 @@ func BenchmarkRingSPSCModes(b *testing.B) {
 				runtime.LockOSThread()
 				defer close(done)
 				for i := range n {
-					for !p.TryPush(int32(i)) {
+					for p.TryPush(int32(i)) != nil {
 					}
 				}
 			}()
@@ -458,9 +464,9 @@ func BenchmarkRingSPSCModes(b *testing.B) {
 			defer runtime.UnlockOSThread()
 			m := startCPU(b)
 			for i := range n {
-				v, ok := c.TryPop()
-				for !ok {
-					v, ok = c.TryPop()
+				v, err := c.TryPop()
+				for err != nil {
+					v, err = c.TryPop()
 				}
 				if v != int32(i) {
 					b.Fatal("out of order")
@@ -481,20 +487,23 @@ func BenchmarkRingPushPopCtx(b *testing.B) {
 	cctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	for _, k := range ringKinds {
-		if k.name == "SPSC ends" || k.name == "Words ends" {
-			continue
-		}
 		for _, c := range []struct {
 			name string
 			ctx  context.Context
 		}{{"try", nil}, {"background", context.Background()}, {"cancellable", cctx}} {
 			b.Run(k.name+"/"+c.name, func(b *testing.B) {
 				q := k.newInt(64)
-				q.TryPush(0)
+				if err := q.TryPush(0); err != nil {
+					b.Fatal(err)
+				}
 				if c.ctx == nil {
 					for i := 0; b.Loop(); i++ {
-						q.TryPush(i)
-						q.TryPop()
+						if err := q.TryPush(i); err != nil {
+							b.Fatal(err)
+						}
+						if _, err := q.TryPop(); err != nil {
+							b.Fatal(err)
+						}
 					}
 					return
 				}

@@ -35,19 +35,19 @@ func ExampleSPSC_Producer() {
 	// Output: 0 1 4 9 16
 }
 
-// TrySend and TryRecv tell a full or empty ring from a closed one, so a
+// TryPush and TryPop tell a full or empty ring from a closed one, so a
 // polling loop knows when to stop.
-func ExampleMPMC_TrySend() {
+func ExampleMPMC_TryPush() {
 	q := knit.NewMPMC[string](2)
 	for _, s := range []string{"a", "b", "c"} {
-		if err := q.TrySend(s); err != nil {
+		if err := q.TryPush(s); err != nil {
 			fmt.Println(s, err)
 		}
 	}
 	q.Close()
-	fmt.Println(q.TrySend("d"))
+	fmt.Println(q.TryPush("d"))
 	for {
-		s, err := q.TryRecv()
+		s, err := q.TryPop()
 		if err != nil {
 			fmt.Println(err)
 			break

@@ -32,6 +32,40 @@ func (m *ringModel) pop(n int) []int {
 	return out
 }
 
+// pushErr is what a Try push of want items that put in n says: nil when
+// all went in, an empty batch included.
+func (m *ringModel) pushErr(n, want int) string {
+	switch {
+	case n == want:
+		return ""
+	case m.closed:
+		return ErrClosed.Error()
+	case n < want:
+		return ErrFull.Error()
+	}
+	return ""
+}
+
+// popErr is what a Try pop of up to want items that took n says: nil
+// when it took some, or was asked for none.
+func (m *ringModel) popErr(n, want int) string {
+	switch {
+	case n > 0 || want == 0:
+		return ""
+	case m.closed:
+		return ErrClosed.Error()
+	}
+	return ErrEmpty.Error()
+}
+
+// errString is err as an observation records it.
+func errString(err error) string {
+	if err == nil {
+		return ""
+	}
+	return err.Error()
+}
+
 // observation is what one operation returned, for go-cmp to diff.
 type observation struct {
 	Op     string
@@ -67,31 +101,42 @@ func FuzzRing(f *testing.F) {
 				switch b & 7 {
 				case 0: // TryPush
 					g.Op, w.Op = "TryPush", "TryPush"
-					if q.TryPush(next) {
+					err := q.TryPush(next)
+					if err == nil {
 						g.Pushed = 1
 					}
+					g.Err = errString(err)
 					w.Pushed = m.push(next)
+					w.Err = m.pushErr(w.Pushed, 1)
 					next++
 				case 1: // TryPop
 					g.Op, w.Op = "TryPop", "TryPop"
-					if v, ok := q.TryPop(); ok {
+					v, err := q.TryPop()
+					if err == nil {
 						g.Popped = []int{v}
 					}
+					g.Err = errString(err)
 					w.Popped = m.pop(1)
-				case 2: // PushBatch
-					g.Op, w.Op = "PushBatch", "PushBatch"
+					w.Err = m.popErr(len(w.Popped), 1)
+				case 2: // TryPushBatch
+					g.Op, w.Op = "TryPushBatch", "TryPushBatch"
 					vs := make([]int, arg)
 					for j := range vs {
 						vs[j] = next + j
 					}
-					g.Pushed = q.PushBatch(vs)
+					var err error
+					g.Pushed, err = q.TryPushBatch(vs)
+					g.Err = errString(err)
 					w.Pushed = m.push(vs...)
+					w.Err = m.pushErr(w.Pushed, arg)
 					next += arg
-				case 3: // PopBatch
-					g.Op, w.Op = "PopBatch", "PopBatch"
+				case 3: // TryPopBatch
+					g.Op, w.Op = "TryPopBatch", "TryPopBatch"
 					dst := make([]int, arg)
-					g.Popped = append([]int(nil), dst[:q.PopBatch(dst)]...)
+					n, err := q.TryPopBatch(dst)
+					g.Popped, g.Err = append([]int(nil), dst[:n]...), errString(err)
 					w.Popped = m.pop(arg)
+					w.Err = m.popErr(len(w.Popped), arg)
 				case 4: // Push (non-blocking cases only: it may block when full)
 					g.Op, w.Op = "Push", "Push"
 					if len(m.items) < m.cap || m.closed {

@@ -27,7 +27,7 @@ type ringKind struct {
 	// (Mailbox), so it must be waited for with its own calls, not an
 	// outside Event.
 	relaxedBells   bool
-	newInt         func(n int, opts ...Option) Queue[int]
+	newInt         func(n int, park ...Park) Queue[int]
 	newPtr         func(n int) Queue[*int]
 	slotsAreZeroed func(q Queue[*int]) bool
 }
@@ -45,10 +45,10 @@ func seqSlotsZero[T comparable](r *seqRing[T]) bool {
 var ringKinds = []ringKind{
 	{
 		name:   "SPSC",
-		newInt: func(n int, o ...Option) Queue[int] { return NewSPSC[int](n, o...) },
-		newPtr: func(n int) Queue[*int] { return NewSPSC[*int](n) },
+		newInt: func(n int, p ...Park) Queue[int] { return joinSPSC(NewSPSC[int](n, p...)) },
+		newPtr: func(n int) Queue[*int] { return joinSPSC(NewSPSC[*int](n)) },
 		slotsAreZeroed: func(q Queue[*int]) bool {
-			for _, p := range q.(*SPSC[*int]).buf {
+			for _, p := range q.(joined[*int]).sender.(SPSCProducer[*int]).q.buf {
 				if p != nil {
 					return false
 				}
@@ -58,53 +58,34 @@ var ringKinds = []ringKind{
 	},
 	{
 		name: "MPSC", multiProducer: true,
-		newInt:         func(n int, o ...Option) Queue[int] { return NewMPSC[int](n, o...) },
+		newInt:         func(n int, p ...Park) Queue[int] { return NewMPSC[int](n, p...) },
 		newPtr:         func(n int) Queue[*int] { return NewMPSC[*int](n) },
-		slotsAreZeroed: func(q Queue[*int]) bool { return seqSlotsZero(&q.(*MPSC[*int]).r) },
+		slotsAreZeroed: func(q Queue[*int]) bool { return seqSlotsZero(&q.(*MPSC[*int]).seqRing) },
 	},
 	{
 		name: "SPMC", multiConsumer: true,
-		newInt:         func(n int, o ...Option) Queue[int] { return NewSPMC[int](n, o...) },
+		newInt:         func(n int, p ...Park) Queue[int] { return NewSPMC[int](n, p...) },
 		newPtr:         func(n int) Queue[*int] { return NewSPMC[*int](n) },
-		slotsAreZeroed: func(q Queue[*int]) bool { return seqSlotsZero(&q.(*SPMC[*int]).r) },
+		slotsAreZeroed: func(q Queue[*int]) bool { return seqSlotsZero(&q.(*SPMC[*int]).seqRing) },
 	},
 	{
 		name: "MPMC", multiProducer: true, multiConsumer: true,
-		newInt:         func(n int, o ...Option) Queue[int] { return NewMPMC[int](n, o...) },
+		newInt:         func(n int, p ...Park) Queue[int] { return NewMPMC[int](n, p...) },
 		newPtr:         func(n int) Queue[*int] { return NewMPMC[*int](n) },
-		slotsAreZeroed: func(q Queue[*int]) bool { return seqSlotsZero(&q.(*MPMC[*int]).r) },
+		slotsAreZeroed: func(q Queue[*int]) bool { return seqSlotsZero(&q.(*MPMC[*int]).seqRing) },
 	},
 }
 
 // bellsOfRing returns the doorbells of a ring from ringKinds, for tests that
-// wait until a caller is blocked in it.
-func bellsOfRing(q any) *ringBells {
-	switch q := q.(type) {
-	case intWords:
-		return bellsOfRing(q.w)
-	case *Words:
-		return &q.r.bells
-	case joined[uint64]:
-		return &q.sender.(WordsProducer).q.r.bells
-	case *SPSC[int]:
-		return &q.bells
-	case *MPSC[int]:
-		return &q.r.bells
-	case *SPMC[int]:
-		return &q.r.bells
-	case *MPMC[int]:
-		return &q.r.bells
-	case joined[int]:
-		switch p := q.sender.(type) {
-		case *Broadcast[int]:
-			return &p.bells
-		case SPSCProducer[int]:
-			return &p.q.bells
-		}
-	case *Mailbox[int]:
-		return &q.bells
+// wait until a caller is blocked in it: the producer side's, which on
+// every kind is also where its consumer waits (a Broadcast's
+// subscription without a leader waits on the Broadcast's).
+func bellsOfRing(q Queue[int]) *ringBells {
+	o, ok := q.(interface{ pushOps() ringOps[int] })
+	if !ok {
+		panic(fmt.Sprintf("bellsOfRing: %T", q))
 	}
-	panic(fmt.Sprintf("ringBells: %T", q))
+	return o.pushOps().bellsOf()
 }
 
 // waitRegistered polls until n waiters are registered on e (blocked, or
@@ -204,11 +185,11 @@ func TestRingFIFO(t *testing.T) {
 		t.Run(k.name, func(t *testing.T) {
 			q := k.newInt(8)
 			for i := range 8 {
-				if !q.TryPush(i) {
+				if q.TryPush(i) != nil {
 					t.Fatalf("TryPush(%d) failed with %d/8 items", i, q.Len())
 				}
 			}
-			if !k.unbounded && q.TryPush(99) {
+			if !k.unbounded && q.TryPush(99) == nil {
 				t.Fatal("TryPush succeeded on a full ring")
 			}
 			if q.Len() != 8 {
@@ -216,31 +197,30 @@ func TestRingFIFO(t *testing.T) {
 			}
 			for lap := range 5 { // wrap around several times
 				for i := range 8 {
-					v, ok := q.TryPop()
-					if want := lap*8 + i; !ok || v != want {
-						t.Fatalf("TryPop = %d, %v; want %d", v, ok, want)
+					if v, err := q.TryPop(); err != nil || v != lap*8+i {
+						t.Fatalf("TryPop = %d, %v; want %d", v, err, lap*8+i)
 					}
-					if !q.TryPush((lap+1)*8 + i) {
+					if q.TryPush((lap+1)*8+i) != nil {
 						t.Fatal("TryPush after a pop failed")
 					}
 				}
 			}
 			dst := make([]int, 16)
-			if n := q.PopBatch(dst); n != 8 {
-				t.Fatalf("PopBatch = %d, want 8", n)
+			if n, err := q.TryPopBatch(dst); n != 8 || err != nil {
+				t.Fatalf("TryPopBatch = %d, %v; want 8, nil", n, err)
 			}
-			if _, ok := q.TryPop(); ok || q.Len() != 0 {
-				t.Fatal("ring not empty after draining")
+			if _, err := q.TryPop(); err != ErrEmpty || q.Len() != 0 {
+				t.Fatalf("TryPop after draining = %v, Len %d; want ErrEmpty, 0", err, q.Len())
 			}
-			want := 8
+			want, wantErr := 8, ErrFull
 			if k.unbounded {
-				want = 10
+				want, wantErr = 10, nil
 			}
-			if n := q.PushBatch([]int{1, 2, 3, 4, 5, 6, 7, 8, 9, 10}); n != want {
-				t.Fatalf("PushBatch of 10 into 8 = %d", n)
+			if n, err := q.TryPushBatch([]int{1, 2, 3, 4, 5, 6, 7, 8, 9, 10}); n != want || err != wantErr {
+				t.Fatalf("TryPushBatch of 10 into 8 = %d, %v; want %d, %v", n, err, want, wantErr)
 			}
-			if n := q.PopBatch(dst[:3]); n != 3 || dst[0] != 1 || dst[2] != 3 {
-				t.Fatalf("PopBatch(3) = %d %v", n, dst[:3])
+			if n, err := q.TryPopBatch(dst[:3]); n != 3 || err != nil || dst[0] != 1 || dst[2] != 3 {
+				t.Fatalf("TryPopBatch(3) = %d %v, %v", n, dst[:3], err)
 			}
 		})
 	}
@@ -251,12 +231,19 @@ func TestRingClose(t *testing.T) {
 	for _, k := range ringKinds {
 		t.Run(k.name, func(t *testing.T) {
 			q := k.newInt(4)
-			q.TryPush(1)
-			q.PushBatch([]int{2, 3})
+			if err := q.TryPush(1); err != nil {
+				t.Fatal(err)
+			}
+			if n, err := q.TryPushBatch([]int{2, 3}); n != 2 || err != nil {
+				t.Fatalf("TryPushBatch = %d, %v", n, err)
+			}
 			q.Close()
 			q.Close() // idempotent
-			if q.TryPush(4) || q.PushBatch([]int{4}) != 0 {
-				t.Fatal("push succeeded after Close")
+			if err := q.TryPush(4); err != ErrClosed {
+				t.Fatalf("TryPush after Close = %v, want ErrClosed", err)
+			}
+			if n, err := q.TryPushBatch([]int{4}); n != 0 || err != ErrClosed {
+				t.Fatalf("TryPushBatch after Close = %d, %v; want 0, ErrClosed", n, err)
 			}
 			if err := q.Push(ctx, 4); !errors.Is(err, ErrClosed) {
 				t.Fatalf("Push after Close = %v, want ErrClosed", err)
@@ -288,15 +275,15 @@ func TestRingZeroesSlots(t *testing.T) {
 		q := k.newPtr(8)
 		for i := range 20 {
 			x := i
-			q.TryPush(&x)
+			_ = q.TryPush(&x)
 			if i%3 == 0 {
-				q.PushBatch([]*int{&x, &x})
+				_, _ = q.TryPushBatch([]*int{&x, &x})
 			}
-			q.TryPop()
-			q.PopBatch(make([]*int, 2))
+			_, _ = q.TryPop()
+			_, _ = q.TryPopBatch(make([]*int, 2))
 		}
 		for {
-			if _, ok := q.TryPop(); !ok {
+			if _, err := q.TryPop(); err != nil {
 				break
 			}
 		}
@@ -304,7 +291,7 @@ func TestRingZeroesSlots(t *testing.T) {
 			t.Errorf("%s: a drained ring still references popped items", k.name)
 		}
 		q.Close()
-		if q.TryPush(new(int)); !k.slotsAreZeroed(q) {
+		if err := q.TryPush(new(int)); err != ErrClosed || !k.slotsAreZeroed(q) {
 			t.Errorf("%s: a refused push left its item in the ring", k.name)
 		}
 	}
@@ -318,7 +305,7 @@ func TestRingBlockedWake(t *testing.T) {
 		for _, spin := range []time.Duration{0, 20 * time.Microsecond} {
 			t.Run(fmt.Sprintf("%s/spin=%v", k.name, spin), func(t *testing.T) {
 				defer watchdog(t, 30*time.Second)()
-				q := k.newInt(2, WithSpin(spin))
+				q := k.newInt(2, Park{Spin: spin})
 
 				ctx, cancel := context.WithCancel(context.Background())
 				errc := make(chan error, 1)
@@ -346,7 +333,7 @@ func TestRingBlockedWake(t *testing.T) {
 				} else {
 					blockedPush(t, k, q, errc)
 				}
-				e := k.newInt(2, WithSpin(spin))
+				e := k.newInt(2, Park{Spin: spin})
 				poppers := 1 // a single-consumer ring allows one
 				if k.multiConsumer {
 					poppers = 3
@@ -371,8 +358,11 @@ func TestRingBlockedWake(t *testing.T) {
 // nothing, and blocked pushers return ErrClosed when the ring closes.
 func blockedPush(t *testing.T, k ringKind, q Queue[int], errc chan error) {
 	t.Helper()
-	q.TryPush(1)
-	q.TryPush(2)
+	for v := 1; v <= 2; v++ {
+		if err := q.TryPush(v); err != nil {
+			t.Fatalf("TryPush(%d) = %v", v, err)
+		}
+	}
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	go func() { errc <- q.Push(ctx, 3) }()
@@ -418,7 +408,7 @@ func blockedPush(t *testing.T, k ringKind, q Queue[int], errc chan error) {
 // fits a 32-bit int: at most 2^11 producers of 2^20 items.
 func stressRing(t *testing.T, k ringKind, producers, consumers, perProducer int, spin time.Duration) {
 	defer watchdog(t, 120*time.Second)()
-	q := k.newInt(64, WithSpin(spin))
+	q := k.newInt(64, Park{Spin: spin})
 	ctx := context.Background()
 	var wg sync.WaitGroup
 	for p := range producers {
@@ -434,7 +424,7 @@ func stressRing(t *testing.T, k ringKind, producers, consumers, perProducer int,
 					}
 					i++
 				case 3:
-					if q.TryPush(p<<20 | i) {
+					if q.TryPush(p<<20|i) == nil {
 						i++
 					} else {
 						runtime.Gosched()
@@ -444,7 +434,8 @@ func stressRing(t *testing.T, k ringKind, producers, consumers, perProducer int,
 					for j := i; j < min(i+7, perProducer); j++ {
 						batch = append(batch, p<<20|j)
 					}
-					i += q.PushBatch(batch)
+					n, _ := q.TryPushBatch(batch)
+					i += n
 				}
 			}
 		}()
@@ -458,7 +449,7 @@ func stressRing(t *testing.T, k ringKind, producers, consumers, perProducer int,
 			dst := make([]int, 5)
 			for n := 0; ; n++ {
 				if n%4 == 3 {
-					if m := q.PopBatch(dst); m > 0 {
+					if m, _ := q.TryPopBatch(dst); m > 0 {
 						seen[c] = append(seen[c], dst[:m]...)
 						continue
 					}
@@ -577,7 +568,7 @@ func TestRingCloseRace(t *testing.T) {
 							v := p*1_000_000 + i
 							var err error
 							if i%3 == 0 {
-								if q.PushBatch([]int{v}) == 1 {
+								if n, _ := q.TryPushBatch([]int{v}); n == 1 {
 									accepted.Add(1)
 									accSum.Add(int64(v))
 									continue
@@ -634,23 +625,31 @@ func TestRingZeroAlloc(t *testing.T) {
 		q := k.newInt(64)
 		batch := make([]int, 16)
 		allocs := testing.AllocsPerRun(1000, func() {
-			q.TryPush(1)
-			q.TryPop()
 			if err := q.Push(ctx, 2); err != nil {
 				panic(err)
 			}
 			if _, err := q.Pop(ctx); err != nil {
 				panic(err)
 			}
-			q.PushBatch(batch)
-			q.PopBatch(batch)
-			if q.TrySend(3) != nil {
-				panic("TrySend on a ring with room")
-			}
-			if _, err := q.TryRecv(); err != nil {
+			if n, err := q.TryPushBatch(batch); n != len(batch) || err != nil {
 				panic(err)
 			}
-			if _, err := q.TryRecv(); err != ErrEmpty {
+			if n, err := q.TryPopBatch(batch); n != len(batch) || err != nil {
+				panic(err)
+			}
+			if n, err := q.PushBatch(ctx, batch); n != len(batch) || err != nil {
+				panic(err)
+			}
+			if n, err := q.PopBatch(ctx, batch); n != len(batch) || err != nil {
+				panic(err)
+			}
+			if err := q.TryPush(3); err != nil {
+				panic(err)
+			}
+			if _, err := q.TryPop(); err != nil {
+				panic(err)
+			}
+			if _, err := q.TryPop(); err != ErrEmpty {
 				panic(err)
 			}
 		})

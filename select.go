@@ -2,6 +2,7 @@ package knit
 
 import (
 	"context"
+	"fmt"
 	"math/rand/v2"
 	"reflect"
 	"strings"
@@ -15,9 +16,9 @@ import (
 //	var job Job
 //	var tick time.Time
 //	i, err := knit.Select(ctx,
-//		knit.Recv(jobs, &job),        // any ring, or an SPSC or Words Consumer end
-//		knit.Send(results, &res),     // waits for room; sends res as it is then
-//		knit.RecvChan(ticker.C, &tick),
+//		knit.PopCase(jobs, &job),        // any ring, or an SPSC or Words consumer end
+//		knit.PushCase(results, &res),    // waits for room; pushes res as it is then
+//		knit.RecvCase(ticker.C, &tick),
 //	)
 //
 // A receive case that fires has stored the item in its destination, and
@@ -58,13 +59,14 @@ func Select(ctx context.Context, cases ...Case) (int, error) {
 	return NewSelector(cases...).Select(ctx)
 }
 
-// Case is one case of a Select, made by Recv, Send, RecvChan or SendChan.
+// Case is one case of a Select: PopCase and PushCase on knit's rings and
+// ends, RecvCase and SendCase on channels.
 // The zero Case is not a case: Select panics on it.
 type Case struct{ c selectCase }
 
 func (c Case) try() (bool, error) {
 	if c.c == nil {
-		panic("knit: Select of a zero Case: make cases with Recv, Send, RecvChan or SendChan")
+		panic("knit: Select of a zero Case: make cases with PopCase, PushCase, RecvCase or SendCase")
 	}
 	return c.c.try()
 }
@@ -85,58 +87,61 @@ type selectCase interface {
 	deliver(v reflect.Value, ok bool) error
 }
 
-// Source is a ring's receiving side, as Recv takes it: every ring, and the
-// Consumer ends of SPSC and Words. Only knit's types implement it.
-type Source[T any] interface{ recvOps() ringOps[T] }
-
-// Sink is a ring's sending side, as Send takes it: every ring, and the
-// Producer ends of SPSC and Words. Only knit's types implement it.
-type Sink[T any] interface{ sendOps() ringOps[T] }
-
-// Recv is a case that pops an item from src into *dst (dropped if dst is
-// nil). On a single-consumer ring the Select's goroutine is the consumer.
-// A nil ring, or an end that its ring did not make, panics here.
-func Recv[T any](src Source[T], dst *T) Case {
+// PopCase is a case that pops an item from src into *dst (dropped if dst
+// is nil). src is a knit ring or a consumer end: on a single-consumer ring
+// the Select's goroutine is the consumer. A nil ring, an end that its
+// ring did not make, or a Consumer that is not knit's panics here.
+func PopCase[T any](src Consumer[T], dst *T) Case {
 	if ifaceData(unsafe.Pointer(&src)) == nil {
-		panic(nilRingMsg("Recv", src))
+		panic(nilRingMsg("PopCase", src))
 	}
-	r := src.recvOps()
+	o, ok := src.(interface{ popOps() ringOps[T] })
+	if !ok {
+		panic(fmt.Sprintf("knit: PopCase of a %T, which is not a knit ring or end: Select waits on knit's doorbells", src))
+	}
+	r := o.popOps()
 	if ifaceData(unsafe.Pointer(&r)) == nil {
-		panic(nilRingMsg("Recv", src))
+		panic(nilRingMsg("PopCase", src))
 	}
-	return Case{&recvCase[T]{r, dst}}
+	return Case{&popCase[T]{r, dst}}
 }
 
-// Send is a case that pushes *v into dst, reading *v when the case fires.
-// On a single-producer ring the Select's goroutine is the producer.
-// A nil ring, or an end that its ring did not make, panics here, as does
-// a nil v.
-func Send[T any](dst Sink[T], v *T) Case {
+// PushCase is a case that pushes *v into dst, reading *v when the case
+// fires. dst is a knit ring or a producer end: on a single-producer ring
+// the Select's goroutine is the producer. A nil ring, an end that its
+// ring did not make, a Producer that is not knit's, or a nil v panics
+// here.
+func PushCase[T any](dst Producer[T], v *T) Case {
 	if ifaceData(unsafe.Pointer(&dst)) == nil {
-		panic(nilRingMsg("Send", dst))
+		panic(nilRingMsg("PushCase", dst))
 	}
-	r := dst.sendOps()
+	o, ok := dst.(interface{ pushOps() ringOps[T] })
+	if !ok {
+		panic(fmt.Sprintf("knit: PushCase of a %T, which is not a knit ring or end: Select waits on knit's doorbells", dst))
+	}
+	r := o.pushOps()
 	if ifaceData(unsafe.Pointer(&r)) == nil {
-		panic(nilRingMsg("Send", dst))
+		panic(nilRingMsg("PushCase", dst))
 	}
 	if v == nil {
-		panic("knit: Send with a nil value pointer")
+		panic("knit: PushCase with a nil value pointer")
 	}
-	return Case{&sendCase[T]{r, v}}
+	return Case{&pushCase[T]{r, v}}
 }
 
 // ifaceData is the data word of the non-empty interface at p: nil for a
 // nil interface, a nil ring, or an end made without its ring
 // (SPSCConsumer{} is one nil pointer, which an interface holds as its
-// data word). Recv and Send look at it before the first call on the ring,
+// data word). PopCase and PushCase look at it before the first call on the ring,
 // which would fault on a nil *MPMC and not on a nil *Mailbox.
 func ifaceData(p unsafe.Pointer) unsafe.Pointer { return (*[2]unsafe.Pointer)(p)[1] }
 
-// nilRingMsg is Recv's or Send's (op's) panic for end, which holds no
-// ring: "knit: Recv of a nil *MPMC", "knit: Send of a zero SPSCProducer".
+// nilRingMsg is PopCase's or PushCase's (op's) panic for end, which holds
+// no ring: "knit: PopCase of a nil *MPMC", "knit: PushCase of a zero
+// SPSCProducer".
 func nilRingMsg(op string, end any) string {
 	if end == nil {
-		return map[string]string{"Recv": "knit: Recv of a nil Source", "Send": "knit: Send of a nil Sink"}[op]
+		return map[string]string{"PopCase": "knit: PopCase of a nil Consumer", "PushCase": "knit: PushCase of a nil Producer"}[op]
 	}
 	t := reflect.TypeOf(end)
 	name, _, _ := strings.Cut(strings.Replace(t.String(), "knit.", "", 1), "[")
@@ -146,25 +151,25 @@ func nilRingMsg(op string, end any) string {
 	return "knit: " + op + " of a zero " + name + ": an end must come from its ring's Producer or Consumer"
 }
 
-// RecvChan is a case that receives from ch into *dst (dropped if dst is
+// RecvCase is a case that receives from ch into *dst (dropped if dst is
 // nil); a closed ch fires it with ErrClosed, and a nil ch never fires.
-func RecvChan[T any](ch <-chan T, dst *T) Case { return Case{&chanRecvCase[T]{ch, dst}} }
+func RecvCase[T any](ch <-chan T, dst *T) Case { return Case{&chanRecvCase[T]{ch, dst}} }
 
-// SendChan is a case that sends *v on ch, reading *v as the Select tries
+// SendCase is a case that sends *v on ch, reading *v as the Select tries
 // it or goes to sleep; a nil ch never fires.
-func SendChan[T any](ch chan<- T, v *T) Case {
+func SendCase[T any](ch chan<- T, v *T) Case {
 	if v == nil {
-		panic("knit: SendChan needs a value pointer")
+		panic("knit: SendCase needs a value pointer")
 	}
 	return Case{&chanSendCase[T]{ch, v}}
 }
 
-type recvCase[T any] struct {
+type popCase[T any] struct {
 	r   ringOps[T]
 	dst *T
 }
 
-func (c *recvCase[T]) try() (bool, error) {
+func (c *popCase[T]) try() (bool, error) {
 	v, st := c.r.pop()
 	switch st {
 	case stOK:
@@ -178,20 +183,20 @@ func (c *recvCase[T]) try() (bool, error) {
 	return false, nil
 }
 
-func (c *recvCase[T]) waitOn() (*ringBell, uint64) {
+func (c *popCase[T]) waitOn() (*ringBell, uint64) {
 	tail, _ := c.r.indices()
 	return &c.r.bellsOf().notEmpty, tail &^ closedBit
 }
 
-func (c *recvCase[T]) sleepCase() reflect.SelectCase     { return reflect.SelectCase{} }
-func (c *recvCase[T]) deliver(reflect.Value, bool) error { return nil }
+func (c *popCase[T]) sleepCase() reflect.SelectCase     { return reflect.SelectCase{} }
+func (c *popCase[T]) deliver(reflect.Value, bool) error { return nil }
 
-type sendCase[T any] struct {
+type pushCase[T any] struct {
 	r ringOps[T]
 	v *T
 }
 
-func (c *sendCase[T]) try() (bool, error) {
+func (c *pushCase[T]) try() (bool, error) {
 	switch c.r.push(*c.v) {
 	case stOK:
 		return true, nil
@@ -201,13 +206,13 @@ func (c *sendCase[T]) try() (bool, error) {
 	return false, nil
 }
 
-func (c *sendCase[T]) waitOn() (*ringBell, uint64) {
+func (c *pushCase[T]) waitOn() (*ringBell, uint64) {
 	_, head := c.r.indices()
 	return &c.r.bellsOf().notFull, head
 }
 
-func (c *sendCase[T]) sleepCase() reflect.SelectCase     { return reflect.SelectCase{} }
-func (c *sendCase[T]) deliver(reflect.Value, bool) error { return nil }
+func (c *pushCase[T]) sleepCase() reflect.SelectCase     { return reflect.SelectCase{} }
+func (c *pushCase[T]) deliver(reflect.Value, bool) error { return nil }
 
 type chanRecvCase[T any] struct {
 	ch  <-chan T
@@ -323,7 +328,7 @@ func NewSelector(cases ...Case) *Selector {
 	}
 	for i, c := range cases {
 		if c.c == nil {
-			panic("knit: Select of a zero Case: make cases with Recv, Send, RecvChan or SendChan")
+			panic("knit: Select of a zero Case: make cases with PopCase, PushCase, RecvCase or SendCase")
 		}
 		if b, _ := c.c.waitOn(); b == nil {
 			s.chans = append(s.chans, i)
@@ -348,7 +353,7 @@ func (s *Selector) Select(ctx context.Context) (int, error) {
 		return i, err
 	}
 	if spin := (Park{}).spin(); spin > 0 {
-		b := NewBackoff(spin)
+		b := Backoff{Budget: spin}
 		for !b.IsCompleted() {
 			b.Snooze()
 			if i, err, ok := s.poll(start); ok {
@@ -432,10 +437,10 @@ func (s *Selector) unwind() {
 }
 
 // selectStreak is how many Selects in a row start at the case that fired
-// last. Fan-in from 8 SPSC rings on two CPUs (BenchmarkSelectFanIn) took
-// 177 ns an item starting each poll at the next case in turn, which moves
-// every ring's lines across for each item; 44 ns with a streak of 16
-// (medians of five; BENCHMARKS.md, "Select").
+// last. Starting each poll at the next case in turn moves every ring's
+// lines across for each item, and fan-in from 8 SPSC rings
+// (BenchmarkSelectFanIn) measured several times slower that way
+// (BENCHMARKS.md, "Select, iterators, batches and the done-context rule").
 const selectStreak = 16
 
 // fired moves the start of the next poll: see next.

@@ -46,7 +46,7 @@ func fanInSelect(b *testing.B, n int) {
 	cases := make([]Case, n)
 	for i := range rings {
 		rings[i] = NewSPSC[int](fanInCap)
-		cases[i] = Recv(rings[i].Consumer(), &v)
+		cases[i] = PopCase(rings[i].Consumer(), &v)
 	}
 	cpu := startCPU(b)
 	fanInPush(rings, b.N)

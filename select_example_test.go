@@ -26,9 +26,9 @@ func ExampleSelect() {
 	var at time.Time
 	wait := func() {
 		i, err := knit.Select(ctx,
-			knit.Recv(jobs, &job),
-			knit.Recv(urgent.Consumer(), &code), // this goroutine is the SPSC's consumer
-			knit.RecvChan(timer.C, &at),
+			knit.PopCase(jobs, &job),
+			knit.PopCase(urgent.Consumer(), &code), // this goroutine is the SPSC's consumer
+			knit.RecvCase(timer.C, &at),
 		)
 		switch {
 		case err != nil:
@@ -58,9 +58,9 @@ func ExampleSelect() {
 }
 
 // A loop makes its Selector once, not its cases and wait state at every
-// Select. Here a server answers requests from an MPSC
-// ring (any number of clients) on an SPSC ring until told to quit; a
-// Close of requests would end it too, with ErrClosed once drained.
+// Select. Here a server answers requests from an MPSC ring (any number of
+// clients) on an SPSC ring until told to quit; a Close of requests would
+// end it too, with ErrClosed once drained.
 func ExampleSelector() {
 	ctx := context.Background()
 	requests := knit.NewMPSC[int](8)
@@ -72,7 +72,7 @@ func ExampleSelector() {
 		defer close(stopped)
 		out := replies.Producer()
 		var n int
-		sel := knit.NewSelector(knit.Recv(requests, &n), knit.RecvChan(quit, nil))
+		sel := knit.NewSelector(knit.PopCase(requests, &n), knit.RecvCase(quit, nil))
 		for {
 			i, err := sel.Select(ctx)
 			if i != 0 || errors.Is(err, knit.ErrClosed) {

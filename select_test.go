@@ -26,13 +26,13 @@ func TestSelectBasic(t *testing.T) {
 	var s string
 	var w uint64
 	var f float64
-	sel := NewSelector(Recv(ints, &i), Recv(strs.Consumer(), &s), Recv(words.Consumer(), &w), RecvChan(ch, &f))
+	sel := NewSelector(PopCase(ints, &i), PopCase(strs.Consumer(), &s), PopCase(words.Consumer(), &w), RecvCase(ch, &f))
 
 	strs.Producer().TryPush("a")
 	if k, err := sel.Select(ctx); k != 1 || err != nil || s != "a" {
 		t.Fatalf("Select = %d, %v, %q; want 1, nil, a", k, err, s)
 	}
-	words.TryPush(9)
+	words.Producer().TryPush(9)
 	if k, err := sel.Select(ctx); k != 2 || err != nil || w != 9 {
 		t.Fatalf("Select = %d, %v, %d; want 2, nil, 9", k, err, w)
 	}
@@ -47,13 +47,13 @@ func TestSelectBasic(t *testing.T) {
 	if k, err := sel.Select(cancelled); k != -1 || !errors.Is(err, context.Canceled) {
 		t.Fatalf("Select with a done ctx = %d, %v", k, err)
 	}
-	if k, err := Select(cancelled, Recv(ints, &i)); k != -1 || !errors.Is(err, context.Canceled) {
+	if k, err := Select(cancelled, PopCase(ints, &i)); k != -1 || !errors.Is(err, context.Canceled) {
 		t.Fatalf("one-shot Select with a done ctx = %d, %v", k, err)
 	}
 	if ints.Len() != 1 {
 		t.Fatal("a Select with a done ctx took an item")
 	}
-	if k, err := Select(ctx, Recv(ints, &i)); k != 0 || err != nil || i != 5 {
+	if k, err := Select(ctx, PopCase(ints, &i)); k != 0 || err != nil || i != 5 {
 		t.Fatalf("one-shot Select = %d, %v, %d", k, err, i)
 	}
 
@@ -63,41 +63,41 @@ func TestSelectBasic(t *testing.T) {
 	if k, err := sel.Select(dctx); k != -1 || !errors.Is(err, context.DeadlineExceeded) {
 		t.Fatalf("blocked Select past its deadline = %d, %v", k, err)
 	}
-	checkEventIdle(t, &ints.r.bells.notEmpty.Event)
+	checkEventIdle(t, &ints.bells.notEmpty.Event)
 	checkEventIdle(t, &strs.bells.notEmpty.Event)
 
 	// A closed and drained ring fires its case with ErrClosed; a
 	// closed channel too.
-	strs.Close()
+	strs.Producer().Close()
 	if k, err := sel.Select(ctx); k != 1 || !errors.Is(err, ErrClosed) {
 		t.Fatalf("Select on a closed ring = %d, %v", k, err)
 	}
 	close(ch)
-	if k, err := Select(ctx, RecvChan(ch, &f)); k != 0 || !errors.Is(err, ErrClosed) {
+	if k, err := Select(ctx, RecvCase(ch, &f)); k != 0 || !errors.Is(err, ErrClosed) {
 		t.Fatalf("Select on a closed channel = %d, %v", k, err)
 	}
 }
 
 // TestSelectWakes: a Select blocked on rings and a channel is woken by
-// each: a push to any ring, room in a ring it sends to, a channel send, a
+// each: a push to any ring, room in a ring it pushes to, a channel send, a
 // Close.
 func TestSelectWakes(t *testing.T) {
 	defer watchdog(t, 30*time.Second)()
 	ctx := context.Background()
 	a, b := NewMPMC[int](2), NewSPSC[int](2)
 	out := NewSPMC[int](1)
-	out.TryPush(0) // full: the send case waits for room
+	out.TryPush(0) // full: the push case waits for room
 	quit := make(chan struct{})
-	var va, vb, send int
-	send = 42
-	sel := NewSelector(Recv(a, &va), Recv(b.Consumer(), &vb), Send(out, &send), RecvChan(quit, nil))
+	var va, vb int
+	x := 42
+	sel := NewSelector(PopCase(a, &va), PopCase(b.Consumer(), &vb), PushCase(out, &x), RecvCase(quit, nil))
 	for round, c := range []struct {
 		name string
 		act  func()
 		want int
 	}{
 		{"push a", func() { a.TryPush(1) }, 0},
-		{"push b", func() { b.TryPush(2) }, 1},
+		{"push b", func() { b.Producer().TryPush(2) }, 1},
 		{"room in out", func() { out.TryPop() }, 2},
 		{"quit", func() { close(quit) }, 3},
 	} {
@@ -115,9 +115,9 @@ func TestSelectWakes(t *testing.T) {
 			res <- [2]int{k, 0}
 		}()
 		// Wait until the Select is asleep on every ring.
-		waitRegistered(t, &a.r.bells.notEmpty.Event, 1)
+		waitRegistered(t, &a.bells.notEmpty.Event, 1)
 		waitRegistered(t, &b.bells.notEmpty.Event, 1)
-		waitRegistered(t, &out.r.bells.notFull.Event, 1)
+		waitRegistered(t, &out.bells.notFull.Event, 1)
 		c.act()
 		if r := <-res; r[0] != c.want {
 			t.Fatalf("round %d (%s): Select fired case %d, want %d", round, c.name, r[0], c.want)
@@ -127,14 +127,14 @@ func TestSelectWakes(t *testing.T) {
 		t.Fatalf("items %d, %d; want 1, 2", va, vb)
 	}
 	if v, _ := out.TryPop(); v != 42 {
-		t.Fatalf("the send case pushed %d, want 42", v)
+		t.Fatalf("the push case pushed %d, want 42", v)
 	}
-	for _, e := range []*Event{&a.r.bells.notEmpty.Event, &b.bells.notEmpty.Event, &out.r.bells.notFull.Event} {
+	for _, e := range []*Event{&a.bells.notEmpty.Event, &b.bells.notEmpty.Event, &out.bells.notFull.Event} {
 		checkEventIdle(t, e)
 	}
-	// Close of a ring a blocked Select receives from.
+	// Close of a ring a blocked Select pops from.
 	a.Close()
-	if k, err := Select(ctx, Recv(a, &va)); k != 0 || !errors.Is(err, ErrClosed) {
+	if k, err := Select(ctx, PopCase(a, &va)); k != 0 || !errors.Is(err, ErrClosed) {
 		t.Fatalf("Select after Close = %d, %v", k, err)
 	}
 }
@@ -171,7 +171,7 @@ func TestSelectFanIn(t *testing.T) {
 				open := make([]int, rings) // case index → ring
 				cases := make([]Case, rings)
 				for r := range qs {
-					open[r], cases[r] = r, Recv(qs[r], &v)
+					open[r], cases[r] = r, PopCase(qs[r], &v)
 				}
 				next := make([]int, rings)
 				for len(cases) > 0 {
@@ -213,7 +213,7 @@ func TestSelectPassesWakesOn(t *testing.T) {
 	ctx := context.Background()
 	a, b := NewMPMC[int](4), NewMPMC[int](4)
 	var va, vb int
-	sel := NewSelector(Recv(a, &va), Recv(b, &vb))
+	sel := NewSelector(PopCase(a, &va), PopCase(b, &vb))
 	rounds := parkScale(3000)
 	for round := range rounds {
 		selected := make(chan int, 1)
@@ -229,13 +229,13 @@ func TestSelectPassesWakesOn(t *testing.T) {
 			_, err := a.Pop(ctx)
 			popped <- err
 		}()
-		waitRegistered(t, &a.r.bells.notEmpty.Event, 2)
+		waitRegistered(t, &a.bells.notEmpty.Event, 2)
 		a.TryPush(round)
 		b.TryPush(round)
 		switch <-selected {
 		case 0: // the Select took a's item: the Pop needs another, and b keeps its own
 			a.TryPush(round)
-			if _, ok := b.TryPop(); !ok {
+			if _, err := b.TryPop(); err != nil {
 				t.Fatalf("round %d: b's item is gone", round)
 			}
 		case 1: // the Select took b's: the Pop must have a's, whichever of the two a's Notify woke
@@ -249,8 +249,8 @@ func TestSelectPassesWakesOn(t *testing.T) {
 			t.Fatalf("round %d: %d left in a, %d in b", round, a.Len(), b.Len())
 		}
 	}
-	checkEventIdle(t, &a.r.bells.notEmpty.Event)
-	checkEventIdle(t, &b.r.bells.notEmpty.Event)
+	checkEventIdle(t, &a.bells.notEmpty.Event)
+	checkEventIdle(t, &b.bells.notEmpty.Event)
 }
 
 // TestSelectCancelRace cancels Selects blocked on rings that producers
@@ -267,17 +267,17 @@ func TestSelectCancelRace(t *testing.T) {
 		var v int
 		res := make(chan error, 1)
 		go func() {
-			_, err := Select(ctx, Recv(a, &v), Recv(b, &v))
+			_, err := Select(ctx, PopCase(a, &v), PopCase(b, &v))
 			res <- err
 		}()
 		if round%3 == 0 { // a blocked Select, most rounds; racing its start in the others
-			waitRegistered(t, &a.r.bells.notEmpty.Event, 1)
+			waitRegistered(t, &a.bells.notEmpty.Event, 1)
 		}
 		q := Queue[int](a)
 		if round%2 == 1 {
 			q = b
 		}
-		if !q.TryPush(round) {
+		if q.TryPush(round) != nil {
 			t.Fatal("push into a drained ring failed")
 		}
 		pushed++
@@ -290,7 +290,7 @@ func TestSelectCancelRace(t *testing.T) {
 		}
 		for _, q := range []Queue[int]{a, b} {
 			for {
-				if _, ok := q.TryPop(); !ok {
+				if _, err := q.TryPop(); err != nil {
 					break
 				}
 				left++
@@ -300,18 +300,18 @@ func TestSelectCancelRace(t *testing.T) {
 	if got+left != pushed || got == 0 {
 		t.Fatalf("%d pushed, %d taken by Selects and %d left", pushed, got, left)
 	}
-	checkEventIdle(t, &a.r.bells.notEmpty.Event)
-	checkEventIdle(t, &b.r.bells.notEmpty.Event)
+	checkEventIdle(t, &a.bells.notEmpty.Event)
+	checkEventIdle(t, &b.bells.notEmpty.Event)
 }
 
 // TestSelectZeroCase: a zero Case and a nil ring are refused with a
 // message naming the mistake.
 func TestSelectZeroCase(t *testing.T) {
 	for name, f := range map[string]func(){
-		"zero Case":    func() { Select(context.Background(), Case{}) },
-		"NewSelector":  func() { NewSelector(Case{}) },
-		"nil ring":     func() { Recv[int](nil, nil) },
-		"nil Send ptr": func() { Send[int](NewMPSC[int](1), nil) },
+		"zero Case":        func() { Select(context.Background(), Case{}) },
+		"NewSelector":      func() { NewSelector(Case{}) },
+		"nil ring":         func() { PopCase[int](nil, nil) },
+		"nil PushCase ptr": func() { PushCase[int](NewMPSC[int](1), nil) },
 	} {
 		func() {
 			defer func() {
@@ -334,7 +334,7 @@ func TestSelectFairness(t *testing.T) {
 	cases := make([]Case, n)
 	for i := range qs {
 		qs[i] = NewMPMC[int](4)
-		cases[i] = Recv(qs[i], &v)
+		cases[i] = PopCase(qs[i], &v)
 	}
 	sel := NewSelector(cases...)
 	var fired [n]int
@@ -361,15 +361,22 @@ var selectRings = []struct {
 	name string
 	new  func() Queue[int]
 }{
-	{"SPSC", func() Queue[int] { return NewSPSC[int](4) }},
+	{"SPSC", func() Queue[int] { return joinSPSC(NewSPSC[int](4)) }},
 	{"MPSC", func() Queue[int] { return NewMPSC[int](4) }},
 	{"SPMC", func() Queue[int] { return NewSPMC[int](4) }},
 	{"MPMC", func() Queue[int] { return NewMPMC[int](4) }},
 	{"Mailbox", func() Queue[int] { return NewMailbox[int]() }},
 }
 
-// notEmptyOf is the Event a receiver of q sleeps on.
-func notEmptyOf(q Queue[int]) *Event { return &q.recvOps().bellsOf().notEmpty.Event }
+// notEmptyOf is the Event a consumer of q sleeps on.
+func notEmptyOf(q Consumer[int]) *Event {
+	return &q.(interface{ popOps() ringOps[int] }).popOps().bellsOf().notEmpty.Event
+}
+
+// notFullOf is the Event a producer of q sleeps on.
+func notFullOf(q Producer[int]) *Event {
+	return &q.(interface{ pushOps() ringOps[int] }).pushOps().bellsOf().notFull.Event
+}
 
 // queuedOn is how many nodes sleep in e's wait list.
 func queuedOn(e *Event) int {
@@ -436,15 +443,15 @@ func TestSelectPanicUnqueues(t *testing.T) {
 				defer watchdog(t, 60*time.Second)()
 				q := k.new()
 				e := notEmptyOf(q)
-				// With a second ring (full, so the Select waits to send to
+				// With a second ring (full, so the Select waits to push to
 				// it) the Select leaves two doorbells.
 				other := NewMPMC[int](1)
 				other.TryPush(0)
 				ch := make(chan int)
 				var v, w int
-				cases := []Case{Recv(q, &v), SendChan(ch, &w)}
+				cases := []Case{PopCase(q, &v), SendCase(ch, &w)}
 				if rings == "rings" {
-					cases = append(cases, Send(other, &w))
+					cases = append(cases, PushCase(other, &w))
 				}
 				panicked := make(chan any, 1)
 				go func() {
@@ -457,7 +464,7 @@ func TestSelectPanicUnqueues(t *testing.T) {
 					t.Fatalf("Select on a closed channel's send: recovered %v, want its panic", r)
 				}
 				checkEventIdle(t, e)
-				checkEventIdle(t, &other.r.bells.notFull.Event)
+				checkEventIdle(t, &other.bells.notFull.Event)
 				popWithin(t, q, queuedOn(e), func() { q.TryPush(7) })
 			})
 		}
@@ -498,9 +505,9 @@ func TestSelectExitUnregisters(t *testing.T) {
 					other := NewMPMC[int](1)
 					other.TryPush(0)
 					var v, w int
-					cases := []Case{Recv(q, &v), Send(other, &w)}
+					cases := []Case{PopCase(q, &v), PushCase(other, &w)}
 					if chans {
-						cases = append(cases, RecvChan(make(chan int), &w))
+						cases = append(cases, RecvCase(make(chan int), &w))
 					}
 					base, cancel := context.WithCancel(context.Background())
 					defer cancel()
@@ -525,7 +532,7 @@ func TestSelectExitUnregisters(t *testing.T) {
 						t.Fatalf("Select's goroutine left by %s, want %s", got, want)
 					}
 					checkEventIdle(t, e)
-					checkEventIdle(t, &other.r.bells.notFull.Event)
+					checkEventIdle(t, &other.bells.notFull.Event)
 					popWithin(t, q, queuedOn(e), func() { q.TryPush(7) })
 				})
 			}
@@ -549,8 +556,8 @@ func TestSelectExitPassesWakeOn(t *testing.T) {
 		// Event both sleep on, and give, which offers one item or slot.
 		setup func() (c Case, wait func() error, e *Event, give func(), check func() error)
 	}
-	recvSide := func(name string, newQ func() Queue[int]) side {
-		return side{"recv/" + name, func() (Case, func() error, *Event, func(), func() error) {
+	popSide := func(name string, newQ func() Queue[int]) side {
+		return side{"pop/" + name, func() (Case, func() error, *Event, func(), func() error) {
 			q := newQ()
 			var v int
 			wait := func() error { _, err := q.Pop(context.Background()); return err }
@@ -560,13 +567,13 @@ func TestSelectExitPassesWakeOn(t *testing.T) {
 				}
 				return nil
 			}
-			return Recv(q, &v), wait, notEmptyOf(q), func() { q.TryPush(1) }, check
+			return PopCase(q, &v), wait, notEmptyOf(q), func() { q.TryPush(1) }, check
 		}}
 	}
-	sendSide := func(name string, newQ func() Queue[int]) side {
-		return side{"send/" + name, func() (Case, func() error, *Event, func(), func() error) {
+	pushSide := func(name string, newQ func() Queue[int]) side {
+		return side{"push/" + name, func() (Case, func() error, *Event, func(), func() error) {
 			q := newQ()
-			for q.TryPush(0) {
+			for q.TryPush(0) == nil {
 			}
 			x := 1
 			wait := func() error { return q.Push(context.Background(), 2) }
@@ -577,14 +584,14 @@ func TestSelectExitPassesWakeOn(t *testing.T) {
 				return nil
 			}
 			give := func() { q.TryPop() }
-			return Send(q, &x), wait, &q.sendOps().bellsOf().notFull.Event, give, check
+			return PushCase(q, &x), wait, notFullOf(q), give, check
 		}}
 	}
 	sides := []side{
-		recvSide("MPMC", func() Queue[int] { return NewMPMC[int](2) }),
-		recvSide("SPMC", func() Queue[int] { return NewSPMC[int](2) }),
-		sendSide("MPMC", func() Queue[int] { return NewMPMC[int](2) }),
-		sendSide("MPSC", func() Queue[int] { return NewMPSC[int](2) }),
+		popSide("MPMC", func() Queue[int] { return NewMPMC[int](2) }),
+		popSide("SPMC", func() Queue[int] { return NewSPMC[int](2) }),
+		pushSide("MPMC", func() Queue[int] { return NewMPMC[int](2) }),
+		pushSide("MPSC", func() Queue[int] { return NewMPSC[int](2) }),
 	}
 	exits := []string{"panic", "chan", "cancel", "errpanic", "goexit"}
 	for _, sd := range sides {
@@ -605,11 +612,11 @@ func TestSelectExitPassesWakeOn(t *testing.T) {
 					var leave func()
 					switch exit {
 					case "panic":
-						cases = append(cases, SendChan(ch, &w))
+						cases = append(cases, SendCase(ch, &w))
 						ch <- 0 // full: the send waits
 						leave = func() { close(ch) }
 					case "chan":
-						cases = append(cases, RecvChan(ch, &w))
+						cases = append(cases, RecvCase(ch, &w))
 						leave = func() { ch <- 1 }
 					case "cancel":
 						leave = cancel
@@ -680,10 +687,12 @@ func TestSelectExitPassesWakeOn(t *testing.T) {
 	}
 }
 
-// TestSelectNilRing: Recv and Send refuse, at the call, every ring kind
-// and end they take when it holds no ring: a nil pointer, passed as
-// itself or inside an interface, an end made without its ring, a
-// pointer to one, a nil interface. The message names the type.
+// TestSelectNilRing: PopCase and PushCase refuse, at the call, every
+// ring kind and end they take when it holds no ring: a nil pointer,
+// passed as itself or inside an interface, an end made without its ring,
+// a pointer to one, a nil interface. The message names the type. (A
+// whole SPSC or Words is neither a Producer nor a Consumer: the compiler
+// refuses it, and its ends are here.)
 func TestSelectNilRing(t *testing.T) {
 	var v int
 	var w uint64
@@ -691,41 +700,41 @@ func TestSelectNilRing(t *testing.T) {
 		want string
 		f    func() Case
 	}{
-		{"knit: Recv of a nil *SPSC", func() Case { return Recv((*SPSC[int])(nil), &v) }},
-		{"knit: Recv of a nil *MPSC", func() Case { return Recv((*MPSC[int])(nil), &v) }},
-		{"knit: Recv of a nil *SPMC", func() Case { return Recv((*SPMC[int])(nil), &v) }},
-		{"knit: Recv of a nil *MPMC", func() Case { return Recv((*MPMC[int])(nil), &v) }},
-		{"knit: Recv of a nil *Mailbox", func() Case { return Recv((*Mailbox[int])(nil), &v) }},
-		{"knit: Recv of a nil *Subscription", func() Case { return Recv((*Subscription[int])(nil), &v) }},
-		{"knit: Recv of a nil *Words", func() Case { return Recv((*Words)(nil), &w) }},
-		{"knit: Recv of a nil *MPMC", func() Case { return Recv(Queue[int]((*MPMC[int])(nil)), &v) }},
-		{"knit: Recv of a nil *Mailbox", func() Case { return Recv(Source[int]((*Mailbox[int])(nil)), &v) }},
-		{"knit: Recv of a nil *SPSCConsumer", func() Case { return Recv((*SPSCConsumer[int])(nil), &v) }},
-		{"knit: Recv of a zero SPSCConsumer", func() Case { return Recv(SPSCConsumer[int]{}, &v) }},
-		{"knit: Recv of a zero *SPSCConsumer", func() Case { return Recv(&SPSCConsumer[int]{}, &v) }},
-		{"knit: Recv of a zero WordsConsumer", func() Case { return Recv(WordsConsumer{}, &w) }},
-		{"knit: Recv of a zero *WordsConsumer", func() Case { return Recv(&WordsConsumer{}, &w) }},
-		{"knit: Recv of a nil Source", func() Case { return Recv[int](nil, &v) }},
-		{"knit: Recv of a nil Source", func() Case { return Recv(Queue[int](nil), &v) }},
+		{"knit: PopCase of a nil *MPSC", func() Case { return PopCase((*MPSC[int])(nil), &v) }},
+		{"knit: PopCase of a nil *SPMC", func() Case { return PopCase((*SPMC[int])(nil), &v) }},
+		{"knit: PopCase of a nil *MPMC", func() Case { return PopCase((*MPMC[int])(nil), &v) }},
+		{"knit: PopCase of a nil *Mailbox", func() Case { return PopCase((*Mailbox[int])(nil), &v) }},
+		{"knit: PopCase of a nil *Subscription", func() Case { return PopCase((*Subscription[int])(nil), &v) }},
+		{"knit: PopCase of a nil *MPMC", func() Case { return PopCase(Queue[int]((*MPMC[int])(nil)), &v) }},
+		{"knit: PopCase of a nil *Mailbox", func() Case { return PopCase(Consumer[int]((*Mailbox[int])(nil)), &v) }},
+		{"knit: PopCase of a nil *SPSCConsumer", func() Case { return PopCase((*SPSCConsumer[int])(nil), &v) }},
+		{"knit: PopCase of a zero SPSCConsumer", func() Case { return PopCase(SPSCConsumer[int]{}, &v) }},
+		{"knit: PopCase of a zero *SPSCConsumer", func() Case { return PopCase(&SPSCConsumer[int]{}, &v) }},
+		{"knit: PopCase of a nil *WordsConsumer", func() Case { return PopCase((*WordsConsumer)(nil), &w) }},
+		{"knit: PopCase of a zero WordsConsumer", func() Case { return PopCase(WordsConsumer{}, &w) }},
+		{"knit: PopCase of a zero *WordsConsumer", func() Case { return PopCase(&WordsConsumer{}, &w) }},
+		{"knit: PopCase of a nil *foreignConsumer", func() Case { return PopCase((*foreignConsumer)(nil), &v) }},
+		{"knit: PopCase of a nil Consumer", func() Case { return PopCase[int](nil, &v) }},
+		{"knit: PopCase of a nil Consumer", func() Case { return PopCase(Queue[int](nil), &v) }},
 
-		{"knit: Send of a nil *SPSC", func() Case { return Send((*SPSC[int])(nil), &v) }},
-		{"knit: Send of a nil *MPSC", func() Case { return Send((*MPSC[int])(nil), &v) }},
-		{"knit: Send of a nil *SPMC", func() Case { return Send((*SPMC[int])(nil), &v) }},
-		{"knit: Send of a nil *MPMC", func() Case { return Send((*MPMC[int])(nil), &v) }},
-		{"knit: Send of a nil *Mailbox", func() Case { return Send((*Mailbox[int])(nil), &v) }},
-		{"knit: Send of a nil *Broadcast", func() Case { return Send((*Broadcast[int])(nil), &v) }},
-		{"knit: Send of a nil *Words", func() Case { return Send((*Words)(nil), &w) }},
-		{"knit: Send of a nil *SPMC", func() Case { return Send(Queue[int]((*SPMC[int])(nil)), &v) }},
-		{"knit: Send of a nil *SPSCProducer", func() Case { return Send((*SPSCProducer[int])(nil), &v) }},
-		{"knit: Send of a zero SPSCProducer", func() Case { return Send(SPSCProducer[int]{}, &v) }},
-		{"knit: Send of a zero *SPSCProducer", func() Case { return Send(&SPSCProducer[int]{}, &v) }},
-		{"knit: Send of a zero WordsProducer", func() Case { return Send(WordsProducer{}, &w) }},
-		{"knit: Send of a zero *WordsProducer", func() Case { return Send(&WordsProducer{}, &w) }},
-		{"knit: Send of a nil Sink", func() Case { return Send[int](nil, &v) }},
-		{"knit: Send of a nil Sink", func() Case { return Send(Queue[int](nil), &v) }},
+		{"knit: PushCase of a nil *MPSC", func() Case { return PushCase((*MPSC[int])(nil), &v) }},
+		{"knit: PushCase of a nil *SPMC", func() Case { return PushCase((*SPMC[int])(nil), &v) }},
+		{"knit: PushCase of a nil *MPMC", func() Case { return PushCase((*MPMC[int])(nil), &v) }},
+		{"knit: PushCase of a nil *Mailbox", func() Case { return PushCase((*Mailbox[int])(nil), &v) }},
+		{"knit: PushCase of a nil *Broadcast", func() Case { return PushCase((*Broadcast[int])(nil), &v) }},
+		{"knit: PushCase of a nil *SPMC", func() Case { return PushCase(Queue[int]((*SPMC[int])(nil)), &v) }},
+		{"knit: PushCase of a nil *SPSCProducer", func() Case { return PushCase((*SPSCProducer[int])(nil), &v) }},
+		{"knit: PushCase of a zero SPSCProducer", func() Case { return PushCase(SPSCProducer[int]{}, &v) }},
+		{"knit: PushCase of a zero *SPSCProducer", func() Case { return PushCase(&SPSCProducer[int]{}, &v) }},
+		{"knit: PushCase of a nil *WordsProducer", func() Case { return PushCase((*WordsProducer)(nil), &w) }},
+		{"knit: PushCase of a zero WordsProducer", func() Case { return PushCase(WordsProducer{}, &w) }},
+		{"knit: PushCase of a zero *WordsProducer", func() Case { return PushCase(&WordsProducer{}, &w) }},
+		{"knit: PushCase of a nil *foreignProducer", func() Case { return PushCase((*foreignProducer)(nil), &v) }},
+		{"knit: PushCase of a nil Producer", func() Case { return PushCase[int](nil, &v) }},
+		{"knit: PushCase of a nil Producer", func() Case { return PushCase(Queue[int](nil), &v) }},
 		// The ring is checked before the value pointer.
-		{"knit: Send of a nil *MPMC", func() Case { return Send[int]((*MPMC[int])(nil), nil) }},
-		{"knit: Send with a nil value pointer", func() Case { return Send[int](NewMPMC[int](1), nil) }},
+		{"knit: PushCase of a nil *MPMC", func() Case { return PushCase[int]((*MPMC[int])(nil), nil) }},
+		{"knit: PushCase with a nil value pointer", func() Case { return PushCase[int](NewMPMC[int](1), nil) }},
 	} {
 		func() {
 			defer func() {
@@ -743,11 +752,47 @@ func TestSelectNilRing(t *testing.T) {
 	}
 	// A ring and its ends as they are made are accepted.
 	s, ws, b := NewSPSC[int](1), NewWords(1), NewBroadcast[int](1)
-	Recv(s.Consumer(), &v)
-	Send(s.Producer(), &v)
-	Recv(ws.Consumer(), &w)
-	Send(ws.Producer(), &w)
-	Recv(b.Subscribe(), &v)
-	Send(b, &v)
-	Recv(NewMailbox[int](), &v)
+	PopCase(s.Consumer(), &v)
+	PushCase(s.Producer(), &v)
+	PopCase(ws.Consumer(), &w)
+	PushCase(ws.Producer(), &w)
+	PopCase(b.Subscribe(), &v)
+	PushCase(b, &v)
+	PopCase(NewMailbox[int](), &v)
+}
+
+// foreignConsumer and foreignProducer are a caller's own Consumer and
+// Producer: wrappers around a knit ring (a logging decorator, say) that
+// offer the grid's calls but not the doorbells Select waits on.
+type foreignConsumer struct{ Consumer[int] }
+type foreignProducer struct{ Producer[int] }
+
+var (
+	_ Consumer[int] = foreignConsumer{}
+	_ Producer[int] = foreignProducer{}
+)
+
+// TestSelectForeignEnd: PopCase of a Consumer that is not knit's, and
+// PushCase of such a Producer, panic at the call with a message naming
+// the type, even when it wraps a knit ring; the ring itself is accepted.
+func TestSelectForeignEnd(t *testing.T) {
+	q := NewMPMC[int](1)
+	var v int
+	mustPanic(t, "PopCase of a foreignConsumer", func() { PopCase[int](foreignConsumer{q}, &v) },
+		"knit: PopCase of a knit.foreignConsumer, which is not a knit ring or end")
+	mustPanic(t, "PopCase of a *foreignConsumer", func() { PopCase[int](&foreignConsumer{q}, &v) },
+		"knit: PopCase of a *knit.foreignConsumer, which is not a knit ring or end")
+	mustPanic(t, "PushCase of a foreignProducer", func() { PushCase[int](foreignProducer{q}, &v) },
+		"knit: PushCase of a knit.foreignProducer, which is not a knit ring or end")
+	// The wrapped ring is a case, and the wrapper still works as the
+	// Consumer it is.
+	if err := (foreignProducer{q}).TryPush(3); err != nil {
+		t.Fatal(err)
+	}
+	if k, err := Select(context.Background(), PopCase(q, &v)); k != 0 || err != nil || v != 3 {
+		t.Fatalf("Select on the wrapped ring = %d, %v, %d; want 0, nil, 3", k, err, v)
+	}
+	if _, err := (foreignConsumer{q}).TryPop(); !errors.Is(err, ErrEmpty) {
+		t.Fatalf("TryPop through the wrapper = %v, want ErrEmpty", err)
+	}
 }

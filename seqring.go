@@ -2,6 +2,7 @@ package knit
 
 import (
 	"context"
+	"iter"
 	"reflect"
 	"sync/atomic"
 )
@@ -84,13 +85,13 @@ type seqSlot[T any] struct {
 // that BenchmarkRingContended can measure what it buys.
 var seqBackoff = true
 
-func (r *seqRing[T]) init(kind string, capacity int, singleProducer, singleConsumer bool, opts []Option) {
+func (r *seqRing[T]) init(kind string, capacity int, singleProducer, singleConsumer bool, park []Park) {
 	c := roundCapacity(kind, capacity, sizeOf[seqSlot[T]]())
 	r.slots = make([]seqSlot[T], c)
 	r.mask = uint64(c - 1)
 	r.singleProducer, r.singleConsumer = singleProducer, singleConsumer
 	r.clearSlots = holdsPointers(reflect.TypeFor[T]())
-	r.bells.park = ringPark(opts)
+	r.bells.park = ringPark(kind, park)
 }
 
 // lap is L(pos), the sequence of a slot free for pos.
@@ -370,10 +371,9 @@ func (r *seqRing[T]) popBatch(dst []T) int {
 // every publish is a sync/atomic Store and is ordered before any later
 // load: code that waits for a multi-sided ring through an Event of its
 // own, re-checking with TryPop after Prepare as the pool's workers do,
-// relies on that. Relaxed bells would buy these rings little: about 10%
-// under contention on two CPUs (BenchmarkRingContended 2P2C MPMC, 95-102
-// ns against 103-120 ns an item), where the cost is the slot's line
-// moving between cores, not the fence.
+// relies on that. Relaxed bells would buy these rings little under
+// contention, where the cost is the slot's line moving between cores, not
+// the fence (BENCHMARKS.md, "Rings: relaxed bells on the multi-sided rings").
 //
 // A push that completes after Close must wake every consumer, not one:
 // Close's own NotifyAll may have come between this push's claim and its
@@ -410,23 +410,19 @@ func (r *seqRing[T]) sides() (push, pop *sideGuard, ring string) {
 	return nil, nil, "MPMC"
 }
 
-func (r *seqRing[T]) tryPush(v T) bool { return r.push(v) == stOK }
+// The grid (see Producer and Consumer), promoted to MPSC, SPMC and MPMC.
 
-func (r *seqRing[T]) tryPop() (T, bool) {
-	v, st := r.pop()
-	return v, st == stOK
-}
+// TryPush adds v if there is room: see Producer.TryPush.
+func (r *seqRing[T]) TryPush(v T) error { return statusErr[r.push(v)&7] }
 
-func (r *seqRing[T]) trySend(v T) error {
-	return statusErr[r.push(v)&7]
-}
-
-func (r *seqRing[T]) tryRecv() (T, error) {
+// TryPop removes the oldest ready item: see Consumer.TryPop.
+func (r *seqRing[T]) TryPop() (T, error) {
 	v, st := r.pop()
 	return v, statusErr[st&7]
 }
 
-func (r *seqRing[T]) pushWait(ctx context.Context, v T) error {
+// Push adds v, waiting while the ring is full: see Producer.Push.
+func (r *seqRing[T]) Push(ctx context.Context, v T) error {
 	if err := ctxErr(ctx); err != nil {
 		return err
 	}
@@ -436,7 +432,9 @@ func (r *seqRing[T]) pushWait(ctx context.Context, v T) error {
 	return pushSlow[T](r, &r.bells, ctx, v)
 }
 
-func (r *seqRing[T]) popWait(ctx context.Context) (T, error) {
+// Pop removes the oldest item, waiting while the ring is empty: see
+// Consumer.Pop.
+func (r *seqRing[T]) Pop(ctx context.Context) (T, error) {
 	if err := ctxErr(ctx); err != nil {
 		var zero T
 		return zero, err
@@ -447,7 +445,41 @@ func (r *seqRing[T]) popWait(ctx context.Context) (T, error) {
 	return popSlow[T](r, &r.bells, ctx)
 }
 
-func (r *seqRing[T]) pushMany(vs []T) int {
+// TryPushBatch adds the prefix of vs that fits, with one claim of the
+// index: see Producer.TryPushBatch.
+func (r *seqRing[T]) TryPushBatch(vs []T) (int, error) { return tryPushBatch[T](r, vs) }
+
+// PushBatch adds all of vs, waiting for room: see Producer.PushBatch.
+func (r *seqRing[T]) PushBatch(ctx context.Context, vs []T) (int, error) {
+	return pushBatch[T](ctx, r, vs)
+}
+
+// TryPopBatch takes up to len(dst) ready items, with one claim of the
+// index: see Consumer.TryPopBatch.
+func (r *seqRing[T]) TryPopBatch(dst []T) (int, error) { return tryPopBatch[T](r, dst) }
+
+// PopBatch waits for an item, then takes what is ready: see
+// Consumer.PopBatch.
+func (r *seqRing[T]) PopBatch(ctx context.Context, dst []T) (int, error) {
+	return popBatch[T](ctx, r, dst)
+}
+
+// All ranges over the items as Pop takes them: see Consumer.All.
+func (r *seqRing[T]) All(ctx context.Context) iter.Seq[T] { return all[T](ctx, r) }
+
+// Close stops intake and wakes every waiter: see Producer.Close. On an
+// SPMC it is a producer call; MPSC's and MPMC's is safe from any
+// goroutine.
+func (r *seqRing[T]) Close() { r.close() }
+
+// Len is the number of items in the ring, including any a producer has
+// claimed and is still writing.
+func (r *seqRing[T]) Len() int { return ringLen(r.tail.Load(), r.head.Load(), len(r.slots)) }
+
+// Cap is the ring's capacity.
+func (r *seqRing[T]) Cap() int { return len(r.slots) }
+
+func (r *seqRing[T]) pushN(vs []T) int {
 	if checkEnds && r.singleProducer {
 		r.side.enter("SPMC", "producer")
 		defer r.side.leave()
@@ -459,7 +491,7 @@ func (r *seqRing[T]) pushMany(vs []T) int {
 	return n
 }
 
-func (r *seqRing[T]) popMany(dst []T) int {
+func (r *seqRing[T]) popN(dst []T) int {
 	if checkEnds && r.singleConsumer {
 		r.side.enter("MPSC", "consumer")
 		defer r.side.leave()
@@ -494,8 +526,8 @@ func (r *seqRing[T]) close() {
 	r.bells.closed()
 }
 
-func (r *seqRing[T]) len() int { return ringLen(r.tail.Load(), r.head.Load(), len(r.slots)) }
-
-func (r *seqRing[T]) pushN(vs []T) int    { return r.pushMany(vs) }
-func (r *seqRing[T]) popN(dst []T) int    { return r.popMany(dst) }
 func (r *seqRing[T]) bellsOf() *ringBells { return &r.bells }
+func (r *seqRing[T]) pushOps() ringOps[T] { return r }
+func (r *seqRing[T]) popOps() ringOps[T]  { return r }
+
+func (r *seqRing[T]) pushClosed() bool { return r.tail.Load()&closedBit != 0 }

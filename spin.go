@@ -59,9 +59,10 @@ func initClock() *clockInfo {
 
 // calibrationWindow is how long the calibration spends measuring the
 // cycle counter against the monotonic clock (and, for CPU(), each
-// hint), in three parts. 30 µs gives the frequency to about 1% (each
-// end of a part is bracketed to ~50 ns), finer than a spin budget is
-// honoured (one wait chunk), and it is paid by the first spin.
+// hint), in three parts. Each end of a part is bracketed tightly enough
+// that the frequency comes out finer than a spin budget is honoured (one
+// wait chunk; BENCHMARKS.md, "Spin layer"), and the window is paid by the
+// first spin.
 const calibrationWindow = 30 * time.Microsecond
 
 func calibrateClock() *clockInfo {
@@ -83,15 +84,15 @@ func calibrateClock() *clockInfo {
 // measureCounterHz times the counter against the monotonic clock over
 // three windows and keeps the median. Each end of a window is a bracketed
 // pair of readings (see counterSample), so a preemption between the two
-// clocks' reads, which on a loaded VM once made a 20 ms budget last 3 ms,
-// cannot skew the ratio; a preemption inside a window is harmless since
-// both clocks keep running.
+// clocks' reads, which on a loaded VM once cut a budget several-fold
+// (BENCHMARKS.md, "Spin layer"), cannot skew the ratio; a preemption
+// inside a window is harmless since both clocks keep running.
 func measureCounterHz() int64 {
 	var hz [3]float64
 	for i := range hz {
 		c0, t0 := counterSample()
 		for time.Since(t0) < calibrationWindow/3 {
-			archPause(SpinLoop, 16)
+			archPause(HintLoop, 16)
 		}
 		c1, t1 := counterSample()
 		if c1 <= c0 || !t1.After(t0) {
@@ -144,10 +145,10 @@ func (c *clockInfo) ticks(d time.Duration) uint64 {
 	return uint64(t)
 }
 
-// calibrateHint measures one Pause hint of kind k in ns: the fastest of
+// calibrateHint measures one Pause of hint k in ns: the fastest of
 // three windows, since a preemption can only make a window slower.
-func calibrateHint(k SpinKind) float64 {
-	if k == SpinNone {
+func calibrateHint(k Hint) float64 {
+	if k == HintNone {
 		return 0
 	}
 	const batch = 64
@@ -167,10 +168,10 @@ func calibrateHint(k SpinKind) float64 {
 }
 
 // Pause executes the spin hint in force n times (PAUSE, ISB, YIELD, or a
-// short load loop in pure Go). Under SpinNone it returns at once.
+// short load loop in pure Go). Under HintNone it returns at once.
 func Pause(n int) {
 	k := loadSpin().kind
-	if k == SpinNone || n <= 0 {
+	if k == HintNone || n <= 0 {
 		return
 	}
 	// Assembly is not preemptible: keep each call short so a stop-the-world
@@ -182,8 +183,9 @@ func Pause(n int) {
 	}
 }
 
-// maxPauseBatch bounds one assembly call of Pause: 1024 hints is 18 µs at
-// an 18 ns PAUSE (a 2-vCPU machine) and 140 cycles each on Skylake-SP.
+// maxPauseBatch bounds one assembly call of Pause: 1024 hints at the PAUSE
+// latencies measured (BENCHMARKS.md, "Spin layer"), or at 140 cycles each
+// on Skylake-SP, last tens of µs.
 const maxPauseBatch = 1024
 
 // waitChunk bounds one assembly wait call, for the same reason: a goroutine
@@ -191,12 +193,13 @@ const maxPauseBatch = 1024
 // this long for a spinner.
 const waitChunk = 10 * time.Microsecond
 
-// SpinUntil spins with the instruction in force until *addr != old or the
+// SpinUntil spins with the hint in force until *addr != old or the
 // budget runs out, and reports whether the word changed. A budget <= 0 (or
-// SpinNone) checks the word once. The budget is wall time measured on the
+// HintNone) checks the word once. The budget is wall time measured on the
 // cycle counter, honoured to within one wait chunk (10 µs) plus, for
-// SpinWFE, the kernel's event-stream period. The first call that spins
-// calibrates the counter: about 40 µs on amd64, nothing elsewhere.
+// HintWFE, the kernel's event-stream period. The first call that spins
+// calibrates the counter on amd64 (BENCHMARKS.md, "Import cost"); elsewhere
+// there is nothing to calibrate.
 func SpinUntil(addr *atomic.Uint32, old uint32, budget time.Duration) bool {
 	if addr.Load() != old {
 		return true
@@ -211,7 +214,7 @@ func spinUntil(addr *atomic.Uint32, old uint32, budget time.Duration) bool {
 		return false
 	}
 	k := loadSpin().kind
-	if k == SpinNone {
+	if k == HintNone {
 		return false
 	}
 	p := (*uint32)(unsafe.Pointer(addr))
@@ -235,7 +238,7 @@ func spinUntil(addr *atomic.Uint32, old uint32, budget time.Duration) bool {
 
 // spinUntilMonotonic is SpinUntil on the monotonic clock, for when the
 // cycle counter could not be calibrated.
-func spinUntilMonotonic(k SpinKind, p *uint32, old uint32, budget time.Duration) bool {
+func spinUntilMonotonic(k Hint, p *uint32, old uint32, budget time.Duration) bool {
 	deadline := time.Now().Add(budget)
 	for {
 		for range 16 {
@@ -254,7 +257,7 @@ func spinUntilMonotonic(k SpinKind, p *uint32, old uint32, budget time.Duration)
 // the shape of crossbeam's Backoff: exponentially growing runs of Pause
 // hints, then runtime.Gosched, then IsCompleted tells the caller to stop
 // spinning and park. Its budget is wall time, not a step count, so a
-// Backoff means the same thing on a 10 ns PAUSE and a 140-cycle one.
+// Backoff means the same thing on a fast PAUSE and a 140-cycle one.
 //
 // The zero value is ready to use with no time budget: it completes after
 // the step limits alone (about 2^6 hints of spinning, then four yields).
@@ -272,9 +275,6 @@ const (
 	backoffSpinLimit  = 6  // longest run: 2^6 = 64 hints
 	backoffYieldLimit = 10 // steps past the spin limit are yields
 )
-
-// NewBackoff returns a Backoff whose spinning ends after budget.
-func NewBackoff(budget time.Duration) Backoff { return Backoff{Budget: budget} }
 
 func (b *Backoff) start() {
 	if b.deadline == 0 && b.Budget > 0 {
@@ -307,9 +307,9 @@ func (b *Backoff) Snooze() {
 }
 
 // IsCompleted reports that spinning has run its course and the caller
-// should park. Under SpinNone it is always true: every budget reads zero.
+// should park. Under HintNone it is always true: every budget reads zero.
 func (b *Backoff) IsCompleted() bool {
-	if loadSpin().kind == SpinNone {
+	if loadSpin().kind == HintNone {
 		return true
 	}
 	if b.Budget > 0 {
@@ -320,15 +320,3 @@ func (b *Backoff) IsCompleted() bool {
 
 // Reset starts the policy over, keeping the budget.
 func (b *Backoff) Reset() { *b = Backoff{Budget: b.Budget} }
-
-// NoSpin is the spin budget that never spins. Every spin budget in knit
-// (WithSpin, Park.Spin, pool.Config.Spin, shm.Ring.SetSpin) reads the
-// same way: a positive budget spins that long before parking, NoSpin (any
-// negative value) parks at once, and zero picks the default of the place
-// (DefaultRingSpin, pool.DefaultSpin, shm.DefaultSpin), which spins only
-// where GOMAXPROCS and the CPU count are both four or more. With fewer
-// Ps, or fewer CPUs behind them, the goroutine that would end the spin
-// most likely needs the P or the CPU the spinner holds; BENCHMARKS.md
-// ("Spin budgets on two CPUs") has the measurements. Under SpinNone no
-// budget spins.
-const NoSpin time.Duration = -1

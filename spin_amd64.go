@@ -27,7 +27,7 @@ func waitMwaitx(addr *uint32, old uint32, deadline uint64) bool
 // MONITORX (CPUID 0x8000_0001 ECX[29]) and the invariant TSC (CPUID
 // 0x8000_0007 EDX[8]) it does not report, so they are read here, on
 // first use and no more than needed: under a hypervisor each CPUID is a
-// VM exit, 6-9 µs each on a 2-vCPU machine.
+// VM exit, which is slow (BENCHMARKS.md, "Import cost").
 var hasWaitpkg = cpuid.CPU.Supports(cpuid.WAITPKG)
 
 // hasMonitorx asks only AMD and Hygon parts, the only ones with
@@ -64,16 +64,16 @@ func archFeatures() []string {
 	return f
 }
 
-func archSpinSupported(k SpinKind) (bool, string) {
+func archSpinSupported(k Hint) (bool, string) {
 	switch k {
-	case SpinPause:
+	case HintPause:
 		return true, ""
-	case SpinTPause:
+	case HintTPause:
 		if hasWaitpkg {
 			return true, ""
 		}
 		return false, "CPU does not report WAITPKG (CPUID.7.0:ECX[5]); hypervisors often hide it"
-	case SpinMWaitX:
+	case HintMWaitX:
 		if hasMonitorx() {
 			return true, ""
 		}
@@ -86,35 +86,35 @@ func archSpinSupported(k SpinKind) (bool, string) {
 // watched line is written instead of re-reading it: the wake is the
 // delivery, and an SMT sibling gets the pipeline meanwhile. Where the CPU
 // (or its hypervisor) hides both, PAUSE.
-func autoSpin() SpinKind {
+func autoSpin() Hint {
 	switch {
 	case hasWaitpkg:
-		return SpinTPause
+		return HintTPause
 	case hasMonitorx():
-		return SpinMWaitX
+		return HintMWaitX
 	}
-	return SpinPause
+	return HintPause
 }
 
 // The TSC frequency is measured against the monotonic clock (see
 // calibrateClock).
 func archCounterHz() int64 { return 0 }
 
-func archPause(k SpinKind, n uint32) {
-	if k == SpinLoop {
+func archPause(k Hint, n uint32) {
+	if k == HintLoop {
 		loopPause(n)
 		return
 	}
 	pauseN(n)
 }
 
-func archWait(k SpinKind, addr *uint32, old uint32, deadline uint64) bool {
+func archWait(k Hint, addr *uint32, old uint32, deadline uint64) bool {
 	switch k {
-	case SpinTPause:
+	case HintTPause:
 		return waitUmwait(addr, old, deadline)
-	case SpinMWaitX:
+	case HintMWaitX:
 		return waitMwaitx(addr, old, deadline)
-	case SpinLoop:
+	case HintLoop:
 		return loopWait(addr, old, deadline)
 	}
 	return waitSpin(addr, old, deadline)

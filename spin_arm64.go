@@ -40,11 +40,11 @@ func archFeatures() []string {
 	return f
 }
 
-func archSpinSupported(k SpinKind) (bool, string) {
+func archSpinSupported(k Hint) (bool, string) {
 	switch k {
-	case SpinISB, SpinYield:
+	case HintISB, HintYield:
 		return true, ""
-	case SpinWFE:
+	case HintWFE:
 		if wfeHasEventStream {
 			return true, ""
 		}
@@ -53,39 +53,39 @@ func archSpinSupported(k SpinKind) (bool, string) {
 	return false, "not an arm64 instruction"
 }
 
-// wfeHasEventStream: Linux enables the arch timer's event stream (every
-// 100 µs), which bounds how long a WFE with no store to the watched word
-// can sleep. Without that bound a WFE could outlive its budget, and a
-// goroutine in assembly cannot be preempted, so WFE is offered on Linux
-// only.
+// wfeHasEventStream: Linux enables the arch timer's event stream (its
+// period is on HintWFE), which bounds how long a WFE with no store to
+// the watched word can sleep. Without that bound a WFE could outlive its
+// budget, and a goroutine in assembly cannot be preempted, so WFE is
+// offered on Linux only.
 const wfeHasEventStream = runtime.GOOS == "linux"
 
 // autoSpin picks ISB, as Rust's spin_loop and HotSpot do on arm64: YIELD
 // is a NOP on cores without SMT, so a YIELD loop hammers the line. WFE is
-// available by override (KNIT_SPIN=wfe) until it is measured on hardware;
+// available by override (KNIT_HINT=wfe) until it is measured on hardware;
 // under qemu-user it does not sleep at all, so qemu cannot rank it.
-func autoSpin() SpinKind { return SpinISB }
+func autoSpin() Hint { return HintISB }
 
 func archCounterHz() int64 { return int64(counterFreq()) }
 
-func archPause(k SpinKind, n uint32) {
+func archPause(k Hint, n uint32) {
 	switch k {
-	case SpinYield:
+	case HintYield:
 		yieldN(n)
-	case SpinLoop:
+	case HintLoop:
 		loopPause(n)
 	default:
 		pauseN(n)
 	}
 }
 
-func archWait(k SpinKind, addr *uint32, old uint32, deadline uint64) bool {
+func archWait(k Hint, addr *uint32, old uint32, deadline uint64) bool {
 	switch k {
-	case SpinYield:
+	case HintYield:
 		return waitYield(addr, old, deadline)
-	case SpinWFE:
+	case HintWFE:
 		return waitWFE(addr, old, deadline)
-	case SpinLoop:
+	case HintLoop:
 		return loopWait(addr, old, deadline)
 	}
 	return waitSpin(addr, old, deadline)

@@ -10,15 +10,15 @@ import (
 // BenchmarkPause: ns per hint for each spin instruction this CPU offers.
 // "loop" is the pure-Go hint, the purego build's only one.
 func BenchmarkPause(b *testing.B) {
-	for _, k := range availableKinds() {
-		if k == SpinAuto || k == SpinNone {
+	for _, k := range availableHints() {
+		if k == HintAuto || k == HintNone {
 			continue
 		}
 		b.Run(k.String(), func(b *testing.B) {
-			if err := SetSpin(k); err != nil {
+			if err := SetHint(k); err != nil {
 				b.Fatal(err)
 			}
-			defer SetSpin(SpinAuto)
+			defer SetHint(HintAuto)
 			b.ResetTimer()
 			for b.Loop() {
 				Pause(1)
@@ -91,20 +91,20 @@ func pingPong(b *testing.B, wait waitFunc) {
 	<-done
 }
 
-// BenchmarkHandoff: round trip through SpinUntil (each kind, "loop" being
+// BenchmarkHandoff: round trip through SpinUntil (each hint, "loop" being
 // the pure-Go path in the same binary) against the bare atomic load loop
 // (the limit) and a Gosched loop.
 func BenchmarkHandoff(b *testing.B) {
 	b.Run("limit-atomic", func(b *testing.B) { pingPong(b, atomicWait) })
-	for _, k := range availableKinds() {
-		if k == SpinAuto || k == SpinNone {
+	for _, k := range availableHints() {
+		if k == HintAuto || k == HintNone {
 			continue
 		}
 		b.Run("spinuntil-"+k.String(), func(b *testing.B) {
-			if err := SetSpin(k); err != nil {
+			if err := SetHint(k); err != nil {
 				b.Fatal(err)
 			}
-			defer SetSpin(SpinAuto)
+			defer SetHint(HintAuto)
 			pingPong(b, spinUntilWait)
 		})
 	}

@@ -6,7 +6,7 @@ import "github.com/klauspost/cpuid/v2"
 
 // The pure-Go path: used with -tags purego and on every GOARCH without
 // ring_$GOARCH.s. The cycle counter is the monotonic clock in ns, and the
-// only spin kinds are SpinLoop and SpinNone.
+// only hints are HintLoop and HintNone.
 
 const haveAsm = false
 
@@ -27,14 +27,14 @@ func archFeatures() []string {
 	return f
 }
 
-func archSpinSupported(k SpinKind) (bool, string) {
+func archSpinSupported(k Hint) (bool, string) {
 	return false, "this build has no assembly (purego or GOARCH without ring_$GOARCH.s)"
 }
 
-func autoSpin() SpinKind { return SpinLoop }
+func autoSpin() Hint { return HintLoop }
 
-func archPause(_ SpinKind, n uint32) { loopPause(n) }
+func archPause(_ Hint, n uint32) { loopPause(n) }
 
-func archWait(_ SpinKind, addr *uint32, old uint32, deadline uint64) bool {
+func archWait(_ Hint, addr *uint32, old uint32, deadline uint64) bool {
 	return loopWait(addr, old, deadline)
 }

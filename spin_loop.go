@@ -3,9 +3,10 @@ package knit
 import "sync/atomic"
 
 // The pure-Go spin: the only path under purego and on GOARCHes without
-// assembly, and SpinLoop everywhere. Go has no portable spin hint, so the
+// assembly, and HintLoop everywhere. Go has no portable spin hint, so the
 // "hint" is an atomic load of a line nobody writes: it cannot be optimised
-// away, costs about a nanosecond, and leaves the watched line alone.
+// away, is cheap (BENCHMARKS.md, "Spin layer"), and leaves the watched
+// line alone.
 
 var loopSink atomic.Uint32
 
@@ -16,7 +17,8 @@ func loopPause(n uint32) {
 }
 
 // loopWait is waitSpin in Go. It reads the counter every 16 loads, since
-// the counter costs more than a load (the monotonic clock is ~25 ns).
+// the counter (the monotonic clock) costs many loads (BENCHMARKS.md,
+// "Spin layer").
 func loopWait(addr *uint32, old uint32, deadline uint64) bool {
 	for {
 		for range 16 {

@@ -13,19 +13,19 @@ import (
 	"github.com/knit-go/knit/internal/spinpolicy"
 )
 
-// withSpin runs f with kind k in force and restores the automatic choice.
-func withSpin(t *testing.T, k SpinKind, f func()) {
+// withHint runs f with hint k in force and restores the automatic choice.
+func withHint(t *testing.T, k Hint, f func()) {
 	t.Helper()
-	if err := SetSpin(k); err != nil {
-		t.Fatalf("SetSpin(%s): %v", k, err)
+	if err := SetHint(k); err != nil {
+		t.Fatalf("SetHint(%s): %v", k, err)
 	}
-	defer SetSpin(SpinAuto)
+	defer SetHint(HintAuto)
 	f()
 }
 
-func availableKinds() []SpinKind {
-	var ks []SpinKind
-	for k := SpinKind(0); k < numSpinKinds; k++ {
+func availableHints() []Hint {
+	var ks []Hint
+	for k := Hint(0); k < numSpinKinds; k++ {
 		if k.Available() {
 			ks = append(ks, k)
 		}
@@ -33,23 +33,23 @@ func availableKinds() []SpinKind {
 	return ks
 }
 
-func TestParseSpinKind(t *testing.T) {
-	for k := SpinKind(0); k < numSpinKinds; k++ {
-		got, err := ParseSpinKind(" " + strings.ToUpper(k.String()) + " ")
+func TestParseHint(t *testing.T) {
+	for k := Hint(0); k < numSpinKinds; k++ {
+		got, err := ParseHint(" " + strings.ToUpper(k.String()) + " ")
 		if err != nil || got != k {
-			t.Errorf("ParseSpinKind(%q) = %v, %v; want %v", k.String(), got, err, k)
+			t.Errorf("ParseHint(%q) = %v, %v; want %v", k.String(), got, err, k)
 		}
 	}
-	if got, err := ParseSpinKind(""); err != nil || got != SpinAuto {
-		t.Errorf(`ParseSpinKind("") = %v, %v; want auto`, got, err)
+	if got, err := ParseHint(""); err != nil || got != HintAuto {
+		t.Errorf(`ParseHint("") = %v, %v; want auto`, got, err)
 	}
 	for _, bad := range []string{"spin", "pause2", "mwait", "-"} {
-		if _, err := ParseSpinKind(bad); !errors.Is(err, ErrSpinUnsupported) || !strings.Contains(err.Error(), bad) {
-			t.Errorf("ParseSpinKind(%q) error = %v; want ErrSpinUnsupported naming the value", bad, err)
+		if _, err := ParseHint(bad); !errors.Is(err, ErrHintUnsupported) || !strings.Contains(err.Error(), bad) {
+			t.Errorf("ParseHint(%q) error = %v; want ErrHintUnsupported naming the value", bad, err)
 		}
 	}
-	if s := SpinKind(200).String(); s != "SpinKind(200)" {
-		t.Errorf("String of out-of-range kind = %q", s)
+	if s := Hint(200).String(); s != "Hint(200)" {
+		t.Errorf("String of an out-of-range hint = %q, want Hint(200)", s)
 	}
 }
 
@@ -65,61 +65,61 @@ func TestCPUReport(t *testing.T) {
 	if c.CounterHz <= 0 {
 		t.Errorf("CounterHz = %d", c.CounterHz)
 	}
-	if c.Spin == SpinAuto || !c.Spin.Available() {
-		t.Errorf("Spin = %v: the resolved kind must be concrete and available", c.Spin)
+	if c.Hint == HintAuto || !c.Hint.Available() {
+		t.Errorf("Hint = %v: the resolved hint must be concrete and available", c.Hint)
 	}
-	if c.Spin != SpinNone && !(c.SpinNs > 0) {
-		t.Errorf("SpinNs = %v", c.SpinNs)
+	if c.Hint != HintNone && !(c.HintNs > 0) {
+		t.Errorf("HintNs = %v", c.HintNs)
 	}
 	if c.CacheLine <= 0 {
 		t.Errorf("CacheLine = %d", c.CacheLine)
 	}
-	if haveAsm && c.Spin == SpinLoop {
+	if haveAsm && c.Hint == HintLoop {
 		t.Errorf("asm build chose the pure-Go loop")
 	}
-	if !haveAsm && c.Spin != SpinLoop {
-		t.Errorf("pure-Go build chose %v", c.Spin)
+	if !haveAsm && c.Hint != HintLoop {
+		t.Errorf("pure-Go build chose %v", c.Hint)
 	}
 }
 
-// TestSetSpinEveryKind forces each kind: the available ones take effect and
-// work; the others leave the automatic choice in force with a warning.
-func TestSetSpinEveryKind(t *testing.T) {
-	auto := CPU().Spin
-	for k := SpinKind(0); k < numSpinKinds; k++ {
-		err := SetSpin(k)
+// TestSetHintEveryKind forces each hint: the available ones take effect
+// and work; the others leave the automatic choice in force with a warning.
+func TestSetHintEveryKind(t *testing.T) {
+	auto := CPU().Hint
+	for k := Hint(0); k < numSpinKinds; k++ {
+		err := SetHint(k)
 		c := CPU()
 		switch {
-		case k == SpinAuto:
-			if err != nil || c.Spin != auto {
-				t.Errorf("SetSpin(auto) = %v, spin %v; want nil, %v", err, c.Spin, auto)
+		case k == HintAuto:
+			if err != nil || c.Hint != auto {
+				t.Errorf("SetHint(auto) = %v, spin %v; want nil, %v", err, c.Hint, auto)
 			}
 		case k.Available():
-			if err != nil || c.Spin != k || c.Warning != loadClock().warning {
-				t.Errorf("SetSpin(%v) = %v, spin %v, warning %q", k, err, c.Spin, c.Warning)
+			if err != nil || c.Hint != k || c.Warning != loadClock().warning {
+				t.Errorf("SetHint(%v) = %v, spin %v, warning %q", k, err, c.Hint, c.Warning)
 			}
 			checkSpinUntilFlip(t, k)
 		default:
-			if !errors.Is(err, ErrSpinUnsupported) {
-				t.Errorf("SetSpin(%v) error = %v; want ErrSpinUnsupported", k, err)
+			if !errors.Is(err, ErrHintUnsupported) {
+				t.Errorf("SetHint(%v) error = %v; want ErrHintUnsupported", k, err)
 			}
-			if c.Spin != auto || !strings.Contains(c.Warning, k.String()) {
-				t.Errorf("after unsupported SetSpin(%v): spin %v warning %q; want %v and a warning naming it", k, c.Spin, c.Warning, auto)
+			if c.Hint != auto || !strings.Contains(c.Warning, k.String()) {
+				t.Errorf("after unsupported SetHint(%v): spin %v warning %q; want %v and a warning naming it", k, c.Hint, c.Warning, auto)
 			}
 		}
 	}
-	if err := SetSpin(numSpinKinds); !errors.Is(err, ErrSpinUnsupported) {
-		t.Errorf("SetSpin(out of range) = %v", err)
+	if err := SetHint(numSpinKinds); !errors.Is(err, ErrHintUnsupported) {
+		t.Errorf("SetHint(out of range) = %v", err)
 	}
-	SetSpin(SpinAuto)
-	if c := CPU(); c.Spin != auto || c.Warning != loadClock().warning {
-		t.Errorf("SetSpin(auto) did not clear the warning: %+v", c)
+	SetHint(HintAuto)
+	if c := CPU(); c.Hint != auto || c.Warning != loadClock().warning {
+		t.Errorf("SetHint(auto) did not clear the warning: %+v", c)
 	}
 }
 
 // checkSpinUntilFlip: SpinUntil sees a store from another goroutine and
 // returns long before its budget.
-func checkSpinUntilFlip(t *testing.T, k SpinKind) {
+func checkSpinUntilFlip(t *testing.T, k Hint) {
 	t.Helper()
 	var w atomic.Uint32
 	go func() {
@@ -130,7 +130,7 @@ func checkSpinUntilFlip(t *testing.T, k SpinKind) {
 	start := time.Now()
 	ok := SpinUntil(&w, 0, 20*time.Second)
 	el := time.Since(start)
-	if k == SpinNone {
+	if k == HintNone {
 		if ok && w.Load() == 0 {
 			t.Errorf("%v: SpinUntil reported a change that did not happen", k)
 		}
@@ -145,9 +145,9 @@ func checkSpinUntilFlip(t *testing.T, k SpinKind) {
 }
 
 func TestSpinUntilBudget(t *testing.T) {
-	for _, k := range availableKinds() {
+	for _, k := range availableHints() {
 		t.Run(k.String(), func(t *testing.T) {
-			withSpin(t, k, func() {
+			withHint(t, k, func() {
 				var w atomic.Uint32
 				const budget = 3 * time.Millisecond
 				start := time.Now()
@@ -155,7 +155,7 @@ func TestSpinUntilBudget(t *testing.T) {
 					t.Fatal("SpinUntil reported a change on an untouched word")
 				}
 				el := time.Since(start)
-				if k == SpinNone {
+				if k == HintNone {
 					return
 				}
 				// Loose bounds: the budget is honoured, not exceeded by
@@ -177,30 +177,30 @@ func TestSpinUntilImmediate(t *testing.T) {
 	if SpinUntil(&w, 5, 0) || SpinUntil(&w, 5, -time.Second) {
 		t.Error("SpinUntil(unchanged word, budget <= 0) = true")
 	}
-	withSpin(t, SpinNone, func() {
+	withHint(t, HintNone, func() {
 		start := time.Now()
 		if SpinUntil(&w, 5, time.Hour) {
-			t.Error("SpinNone: SpinUntil = true on an unchanged word")
+			t.Error("HintNone: SpinUntil = true on an unchanged word")
 		}
 		if el := time.Since(start); el > time.Second {
-			t.Errorf("SpinNone: SpinUntil spun for %v", el)
+			t.Errorf("HintNone: SpinUntil spun for %v", el)
 		}
 		if !SpinUntil(&w, 0, time.Hour) {
-			t.Error("SpinNone: SpinUntil missed a word that had changed")
+			t.Error("HintNone: SpinUntil missed a word that had changed")
 		}
 	})
 }
 
 // TestSpinUntilHandoff ping-pongs a word between two goroutines through
-// SpinUntil with every available kind, counting every turn.
+// SpinUntil with every available hint, counting every turn.
 func TestSpinUntilHandoff(t *testing.T) {
 	rounds := 2000
 	if testing.Short() || raceEnabled {
 		rounds = 200
 	}
-	for _, k := range availableKinds() {
+	for _, k := range availableHints() {
 		t.Run(k.String(), func(t *testing.T) {
-			withSpin(t, k, func() {
+			withHint(t, k, func() {
 				var w atomic.Uint32 // odd: ping's turn done; even: pong's
 				var wg sync.WaitGroup
 				wait := func(old uint32) {
@@ -240,27 +240,27 @@ func TestSpinUntilHandoff(t *testing.T) {
 
 // TestPause: Pause(n) spends at least a fraction of n calibrated hints
 // (a lower bound, which noise can only help), returns at once for n <= 0
-// and under SpinNone, and splits long runs into preemptible batches.
+// and under HintNone, and splits long runs into preemptible batches.
 func TestPause(t *testing.T) {
 	const n = 3 * maxPauseBatch / 2
-	for _, k := range availableKinds() {
-		withSpin(t, k, func() {
+	for _, k := range availableHints() {
+		withHint(t, k, func() {
 			Pause(0)
 			Pause(-3)
-			ns := CPU().SpinNs
+			ns := CPU().HintNs
 			start := time.Now()
 			Pause(n)
 			el := time.Since(start)
-			if k != SpinNone && el < time.Duration(ns*n/4) {
+			if k != HintNone && el < time.Duration(ns*n/4) {
 				t.Errorf("%v: Pause(%d) took %v, less than a quarter of %d hints at %.1f ns", k, n, el, n, ns)
 			}
 		})
 	}
-	withSpin(t, SpinNone, func() {
+	withHint(t, HintNone, func() {
 		start := time.Now()
 		Pause(1 << 30)
 		if el := time.Since(start); el > time.Second {
-			t.Errorf("SpinNone: Pause(1<<30) spun for %v", el)
+			t.Errorf("HintNone: Pause(1<<30) spun for %v", el)
 		}
 	})
 }
@@ -288,7 +288,7 @@ func TestBackoffSteps(t *testing.T) {
 }
 
 func TestBackoffBudget(t *testing.T) {
-	b := NewBackoff(20 * time.Millisecond)
+	b := Backoff{Budget: 20 * time.Millisecond}
 	if b.IsCompleted() {
 		t.Fatal("completed before it started")
 	}
@@ -308,22 +308,22 @@ func TestBackoffBudget(t *testing.T) {
 	}
 }
 
-// TestSpinNoneZeroesBudgets: under SpinNone every spin budget reads zero,
+// TestHintNoneZeroesBudgets: under HintNone every spin budget reads zero,
 // so whoever waits parks at once: Backoff completes before its first step,
 // whatever its budget, and the budgets of the other packages resolve to 0.
-func TestSpinNoneZeroesBudgets(t *testing.T) {
-	withSpin(t, SpinNone, func() {
+func TestHintNoneZeroesBudgets(t *testing.T) {
+	withHint(t, HintNone, func() {
 		for _, budget := range []time.Duration{0, 2 * time.Millisecond, time.Hour} {
-			b := NewBackoff(budget)
+			b := Backoff{Budget: budget}
 			n := 0
 			for !b.IsCompleted() {
 				b.Spin()
 				if n++; n > 1000 {
-					t.Fatalf("NewBackoff(%v) under none: still not completed after %d Spins", budget, n)
+					t.Fatalf("Backoff{Budget: %v} under none: still not completed after %d Spins", budget, n)
 				}
 			}
 			if n != 0 {
-				t.Errorf("NewBackoff(%v) under none: %d Spins before IsCompleted, want 0", budget, n)
+				t.Errorf("Backoff{Budget: %v} under none: %d Spins before IsCompleted, want 0", budget, n)
 			}
 		}
 		for _, d := range []time.Duration{time.Millisecond, 0, NoSpin} {
@@ -336,24 +336,24 @@ func TestSpinNoneZeroesBudgets(t *testing.T) {
 		}
 	})
 	if got := spinpolicy.Resolve(time.Millisecond, 0); got != time.Millisecond {
-		t.Errorf("after SetSpin(auto), Resolve(1ms) = %v", got)
+		t.Errorf("after SetHint(auto), Resolve(1ms) = %v", got)
 	}
 }
 
-// TestSpinEnv re-executes the test binary with KNIT_SPIN set: bad or
+// TestHintEnv re-executes the test binary with KNIT_HINT set: bad or
 // unsupported values never crash, fall back to auto and carry a warning.
-func TestSpinEnv(t *testing.T) {
+func TestHintEnv(t *testing.T) {
 	if os.Getenv("KNIT_TEST_PRINT_CPU") == "1" {
 		// The budget first: the pool's and shm's budgets must read the
 		// environment's choice before anything in knit resolved it.
 		budget := spinpolicy.Resolve(time.Millisecond, 0)
 		c := CPU()
-		os.Stdout.WriteString("SPIN=" + c.Spin.String() + "\nWARN=" + c.Warning + "\nBUDGET=" + budget.String() + "\n")
+		os.Stdout.WriteString("HINT=" + c.Hint.String() + "\nWARN=" + c.Warning + "\nBUDGET=" + budget.String() + "\n")
 		return
 	}
-	auto := CPU().Spin
+	auto := CPU().Hint
 	type envCase struct {
-		env, wantSpin string
+		env, wantHint string
 		wantWarn      bool
 	}
 	cases := []envCase{
@@ -362,7 +362,7 @@ func TestSpinEnv(t *testing.T) {
 		{"loop", "loop", false},
 		{"", auto.String(), false},
 	}
-	for k := SpinPause; k < numSpinKinds; k++ {
+	for k := HintPause; k < numSpinKinds; k++ {
 		if k.Available() {
 			cases = append(cases, envCase{k.String(), k.String(), false})
 		} else {
@@ -370,26 +370,26 @@ func TestSpinEnv(t *testing.T) {
 		}
 	}
 	for _, c := range cases {
-		cmd := selfCommand("-test.run=^TestSpinEnv$")
-		cmd.Env = append(os.Environ(), "KNIT_TEST_PRINT_CPU=1", "KNIT_SPIN="+c.env)
+		cmd := selfCommand("-test.run=^TestHintEnv$")
+		cmd.Env = append(os.Environ(), "KNIT_TEST_PRINT_CPU=1", "KNIT_HINT="+c.env)
 		out, err := cmd.CombinedOutput()
 		if err != nil {
-			t.Fatalf("KNIT_SPIN=%q: child failed: %v\n%s", c.env, err, out)
+			t.Fatalf("KNIT_HINT=%q: child failed: %v\n%s", c.env, err, out)
 		}
 		s := string(out)
-		if !strings.Contains(s, "SPIN="+c.wantSpin+"\n") {
-			t.Errorf("KNIT_SPIN=%q: want spin %s, child said:\n%s", c.env, c.wantSpin, s)
+		if !strings.Contains(s, "HINT="+c.wantHint+"\n") {
+			t.Errorf("KNIT_HINT=%q: want hint %s, child said:\n%s", c.env, c.wantHint, s)
 		}
 		wantBudget := time.Millisecond
-		if c.wantSpin == "none" {
+		if c.wantHint == "none" {
 			wantBudget = 0
 		}
 		if !strings.Contains(s, "BUDGET="+wantBudget.String()+"\n") {
-			t.Errorf("KNIT_SPIN=%q: want a 1ms budget to read %v, child said:\n%s", c.env, wantBudget, s)
+			t.Errorf("KNIT_HINT=%q: want a 1ms budget to read %v, child said:\n%s", c.env, wantBudget, s)
 		}
 		warned := !strings.Contains(s, "WARN="+loadClock().warning+"\n")
 		if warned != c.wantWarn {
-			t.Errorf("KNIT_SPIN=%q: warning present = %v, want %v:\n%s", c.env, warned, c.wantWarn, s)
+			t.Errorf("KNIT_HINT=%q: warning present = %v, want %v:\n%s", c.env, warned, c.wantWarn, s)
 		}
 	}
 }
@@ -411,7 +411,7 @@ func TestSpinLazyInit(t *testing.T) {
 			os.Stdout.WriteString("UNRESOLVED: SpinUntil did not calibrate\n")
 			return
 		}
-		if c := CPU(); c.CounterHz <= 0 || (c.Spin != SpinNone && !(c.SpinNs > 0)) {
+		if c := CPU(); c.CounterHz <= 0 || (c.Hint != HintNone && !(c.HintNs > 0)) {
 			os.Stdout.WriteString("UNCALIBRATED: " + c.String() + "\n")
 			return
 		}

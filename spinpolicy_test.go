@@ -15,17 +15,17 @@ func TestSpinPolicyAgrees(t *testing.T) {
 		if want := cpus >= 4 && procs >= 4 && !spinpolicy.Off(); spins != want {
 			t.Errorf("%d CPUs, GOMAXPROCS %d: DefaultSpins %v", cpus, procs, spins)
 		}
-		ring := NewMPMC[int](4).r.bells.park.Spin
+		ring := NewMPMC[int](4).bells.park.Spin
 		park := Park{}.spin()
 		if spins {
-			if ring != DefaultRingSpin || park != DefaultRingSpin {
-				t.Errorf("%d CPUs, GOMAXPROCS %d: ring %v, Park %v; want %v", cpus, procs, ring, park, DefaultRingSpin)
+			if ring != DefaultSpin || park != DefaultSpin {
+				t.Errorf("%d CPUs, GOMAXPROCS %d: ring %v, Park %v; want %v", cpus, procs, ring, park, DefaultSpin)
 			}
 		} else if ring != NoSpin || park != 0 {
 			t.Errorf("%d CPUs, GOMAXPROCS %d: ring %v, Park %v; want no spin", cpus, procs, ring, park)
 		}
-		if got := ringPark([]Option{WithSpin(NoSpin)}).Spin; got != NoSpin {
-			t.Errorf("WithSpin(NoSpin) resolved to %v", got)
+		if got := NewMPMC[int](4, Park{Spin: NoSpin}).bells.park.Spin; got != NoSpin {
+			t.Errorf("Park{Spin: NoSpin} resolved to %v", got)
 		}
 	})
 }

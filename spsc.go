@@ -8,25 +8,27 @@ import (
 )
 
 // SPSC is a bounded single-producer single-consumer ring. One goroutine
-// pushes and one pops; hand each its end (Producer, Consumer), which has
-// only its side's calls, as a directional channel has. What the types do
-// not enforce: an end is a value, and two goroutines that share one (or
-// share the SPSC itself) lose and duplicate items silently; build with
-// -tags knit_checkends to have such sharing panic, and -race reports it
-// too.
+// pushes and one pops, each through its end (Producer, Consumer): the
+// grid's calls are the ends', and the SPSC itself only hands them out. So
+// code that holds an end can call only its side, as with a directional
+// channel, and one goroutine cannot take both sides by mistake. What the
+// types do not enforce: an end is a value, and two goroutines that share
+// one lose and duplicate items silently; build with -tags knit_checkends
+// to have such sharing panic, and -race reports it too.
 //
 // Each side publishes with a release store and caches the other's index,
 // as rigtorp's SPSCQueue does, so while neither side parks a push or a pop
 // executes no locked instruction; each also keeps its own index on a line
 // the other side never reads, so a push or pop loads nothing the other
 // side has just touched unless its cache of the other's index runs out.
-// Wait for an SPSC ring with its own calls or with Select (Recv, Send): a
-// TryPush is not a sync/atomic store, so an Event of your own cannot
-// watch it (the multi-sided rings' can).
+// Wait for an SPSC ring with its ends' calls or with Select (PopCase,
+// PushCase): a TryPush is not a sync/atomic store, so an Event of your
+// own cannot watch it (the multi-sided rings' can).
 //
 // Close belongs to the producer: call it from the goroutine that pushes,
 // or after that goroutine's last call, as a channel is closed by its
-// sender (Close says why). Len and Cap may be called from anywhere.
+// sender (SPSCProducer.Close says why). Either end's Len and Cap may be
+// called from any goroutine.
 //
 // Memory: Cap slots of T, zero at creation (the OS supplies the pages as
 // they are first used), plus 632 bytes of padded indices and doorbells
@@ -51,10 +53,9 @@ type spscCore struct {
 	// Each side reads its own index from a private line and publishes it
 	// on a line of its own. The published index is the line the other
 	// side polls; were the publisher to load its index from there, each
-	// push (pop) would miss on the line the other side had just read.
-	// perf annotate of a batch-1 stream put 40% of push's samples on
-	// that load and 14% of pop's; see "SPSC: private indices" in
-	// BENCHMARKS.md.
+	// push (pop) would miss on the line the other side had just read;
+	// perf annotate put much of push's and pop's time on that load
+	// (BENCHMARKS.md, "Rings": "SPSC: private indices").
 
 	// The producer's line: written and read by the producer only.
 	prodTail  uint64 // tail as the producer last stored it, closed bit included
@@ -83,14 +84,14 @@ type spscCore struct {
 }
 
 // NewSPSC returns an SPSC ring holding capacity items, rounded up to a
-// power of two. It panics if capacity is < 1 or > MaxCapacity, or if the
+// power of two; park, if given, says how blocked calls wait. It panics if capacity is < 1 or > MaxCapacity, or if the
 // slots would take more than 1 TiB.
-func NewSPSC[T any](capacity int, opts ...Option) *SPSC[T] {
+func NewSPSC[T any](capacity int, park ...Park) *SPSC[T] {
 	c := roundCapacity("SPSC", capacity, sizeOf[T]())
 	q := &SPSC[T]{buf: make([]T, c)}
 	q.mask = uint64(c - 1)
 	q.clearSlots = holdsPointers(reflect.TypeFor[T]())
-	q.bells.park = ringPark(opts)
+	q.bells.park = ringPark("SPSC", park)
 	return q
 }
 
@@ -118,9 +119,8 @@ func (q *SPSC[T]) push(v T) status {
 	// arm64.
 	b := &q.bells.notEmpty
 	publish(&q.tail, t+1, &b.mode)
-	b.Notify(1)
-	if relaxDue(t, t+1) {
-		b.maybeRelax(t + 1)
+	if b.pending(t, t+1) {
+		b.ring(t, t+1)
 	}
 	return stOK
 }
@@ -169,9 +169,8 @@ func (q *SPSC[T]) pop() (T, status) {
 	// STLR on arm64, so the slot is read before the producer may reuse it.
 	b := &q.bells.notFull
 	publish(&q.head, h+1, &b.mode)
-	b.Notify(1)
-	if relaxDue(h, h+1) {
-		b.maybeRelax(h + 1)
+	if b.pending(h, h+1) {
+		b.ring(h, h+1)
 	}
 	return v, stOK
 }
@@ -203,60 +202,6 @@ func (q *SPSC[T]) sides() (push, pop *sideGuard, ring string) {
 func (q *spscCore) sharedPush() bool { return false }
 func (q *spscCore) sharedPop() bool  { return false }
 
-// TryPush adds v if there is room and the ring is open.
-func (q *SPSC[T]) TryPush(v T) bool { return q.push(v) == stOK }
-
-// TryPop removes the oldest item if there is one.
-func (q *SPSC[T]) TryPop() (T, bool) {
-	v, st := q.pop()
-	return v, st == stOK
-}
-
-// TrySend adds v if there is room and the ring is open, and otherwise
-// says which: ErrFull or ErrClosed.
-func (q *SPSC[T]) TrySend(v T) error {
-	return statusErr[q.push(v)&7]
-}
-
-// TryRecv removes the oldest item if there is one, and otherwise says
-// why not: ErrEmpty, or ErrClosed once the ring is closed and drained.
-func (q *SPSC[T]) TryRecv() (T, error) {
-	v, st := q.pop()
-	return v, statusErr[st&7]
-}
-
-// Push adds v, spinning and then parking while the ring is full.
-func (q *SPSC[T]) Push(ctx context.Context, v T) error {
-	if err := ctxErr(ctx); err != nil {
-		return err
-	}
-	if q.push(v) == stOK {
-		return nil
-	}
-	return pushSlow[T](q, &q.bells, ctx, v)
-}
-
-// Pop removes the oldest item, spinning and then parking while the ring
-// is empty; after Close it drains, then returns ErrClosed.
-func (q *SPSC[T]) Pop(ctx context.Context) (T, error) {
-	if err := ctxErr(ctx); err != nil {
-		var zero T
-		return zero, err
-	}
-	if v, st := q.pop(); st == stOK {
-		return v, nil
-	}
-	return popSlow[T](q, &q.bells, ctx)
-}
-
-// PushBatch adds as many of vs as fit, in order, with one store of the
-// index.
-func (q *SPSC[T]) PushBatch(vs []T) int { return q.pushBatch(vs) }
-
-// PopBatch takes up to len(dst) of the oldest items with one store of the
-// index.
-func (q *SPSC[T]) PopBatch(dst []T) int { return q.popBatch(dst) }
-
 // pushBatch is push for a prefix of vs, ringing the consumer; the
 // orderings are push's.
 func (q *SPSC[T]) pushBatch(vs []T) int {
@@ -286,12 +231,11 @@ func (q *SPSC[T]) pushBatch(vs []T) int {
 	i := t & q.mask
 	k := copy(q.buf[i:], vs[:n])
 	copy(q.buf, vs[k:n])
-	b := &q.bells.notEmpty
 	q.prodTail = t + n
+	b := &q.bells.notEmpty
 	publish(&q.tail, t+n, &b.mode) // release, as in push
-	b.Notify(int(n))
-	if relaxDue(t, t+n) {
-		b.maybeRelax(t + n)
+	if b.pending(t, t+n) {
+		b.ring(t, t+n)
 	}
 	return int(n)
 }
@@ -326,33 +270,14 @@ func (q *SPSC[T]) popBatch(dst []T) int {
 		clear(q.buf[i : i+uint64(k)])
 		clear(q.buf[:n-uint64(k)])
 	}
-	b := &q.bells.notFull
 	q.consHead = h + n
+	b := &q.bells.notFull
 	publish(&q.head, h+n, &b.mode) // release, as in pop
-	b.Notify(int(n))
-	if relaxDue(h, h+n) {
-		b.maybeRelax(h + n)
+	if b.pending(h, h+n) {
+		b.ring(h, h+n)
 	}
 	return int(n)
 }
-
-// Close stops intake and wakes every waiter; items already in the ring
-// stay poppable. It is a producer call: make it from the goroutine that
-// pushes, or from another one only after the producer's last call (a
-// WaitGroup's Wait after the producer is done, say), as a channel is
-// closed by its sender.
-//
-// Why not from anywhere: the closed bit lives in the tail the producer
-// stores without a locked instruction, so a Close that runs while the
-// producer is pushing can be undone by the producer's next store, and a
-// consumer then waits for a Close that never took. Closing safely against
-// a running producer would need a store-load handshake on every push, the
-// fence its release store exists to avoid. Where a consumer or a third
-// goroutine must stop a running producer, use MPSC or MPMC, whose Close
-// is safe from any goroutine, or tell the producer to close. Built with
-// -tags knit_checkends, a Close that races the producer panics, in Close
-// or at the producer's next call, whether or not the two overlapped.
-func (q *SPSC[T]) Close() { q.close("SPSC") }
 
 func (q *SPSC[T]) close(ring string) {
 	if checkEnds {
@@ -369,12 +294,6 @@ func (q *SPSC[T]) close(ring string) {
 	q.bells.closed()
 }
 
-// Len is the number of items in the ring.
-func (q *SPSC[T]) Len() int { return ringLen(q.tail.Load(), q.head.Load(), len(q.buf)) }
-
-// Cap is the ring's capacity.
-func (q *SPSC[T]) Cap() int { return len(q.buf) }
-
 // Producer returns the ring's pushing end. Give it to the one goroutine
 // that pushes; it is a small value, free to copy.
 func (q *SPSC[T]) Producer() SPSCProducer[T] { return SPSCProducer[T]{q} }
@@ -383,130 +302,105 @@ func (q *SPSC[T]) Producer() SPSCProducer[T] { return SPSCProducer[T]{q} }
 // that pops; it is a small value, free to copy.
 func (q *SPSC[T]) Consumer() SPSCConsumer[T] { return SPSCConsumer[T]{q} }
 
-// SPSCProducer is the pushing end of an SPSC ring: its methods are the
-// ring's, restricted to what the producer may call.
+// SPSCProducer is the pushing end of an SPSC ring: the producer's side
+// of the grid (see Producer).
 type SPSCProducer[T any] struct{ q *SPSC[T] }
 
-// TryPush adds v if there is room and the ring is open.
-func (p SPSCProducer[T]) TryPush(v T) bool { return p.q.push(v) == stOK }
+// TryPush adds v if there is room: see Producer.TryPush.
+func (p SPSCProducer[T]) TryPush(v T) error { return statusErr[p.q.push(v)&7] }
 
-// TrySend adds v, or says why not: ErrFull or ErrClosed.
-func (p SPSCProducer[T]) TrySend(v T) error { return statusErr[p.q.push(v)&7] }
-
-// Push adds v, waiting while the ring is full.
-func (p SPSCProducer[T]) Push(ctx context.Context, v T) error { return p.q.Push(ctx, v) }
-
-// PushBatch adds as many of vs as fit, in order.
-func (p SPSCProducer[T]) PushBatch(vs []T) int { return p.q.PushBatch(vs) }
-
-// Close stops intake and wakes the consumer, which drains what is left
-// and then gets ErrClosed.
-func (p SPSCProducer[T]) Close() { p.q.Close() }
-
-// Len is the number of items in the ring.
-func (p SPSCProducer[T]) Len() int { return p.q.Len() }
-
-// Cap is the ring's capacity.
-func (p SPSCProducer[T]) Cap() int { return p.q.Cap() }
-
-// SPSCConsumer is the popping end of an SPSC ring.
-type SPSCConsumer[T any] struct{ q *SPSC[T] }
-
-// TryPop removes the oldest item if there is one.
-func (c SPSCConsumer[T]) TryPop() (T, bool) {
-	v, st := c.q.pop()
-	return v, st == stOK
+// Push adds v, waiting while the ring is full: see Producer.Push.
+func (p SPSCProducer[T]) Push(ctx context.Context, v T) error {
+	if err := ctxErr(ctx); err != nil {
+		return err
+	}
+	if p.q.push(v) == stOK {
+		return nil
+	}
+	return pushSlow[T](p.q, &p.q.bells, ctx, v)
 }
 
-// TryRecv removes the oldest item, or says why not: ErrEmpty, or
-// ErrClosed once the ring is closed and drained.
-func (c SPSCConsumer[T]) TryRecv() (T, error) {
+// TryPushBatch adds a prefix of vs with one store of the index: see
+// Producer.TryPushBatch.
+func (p SPSCProducer[T]) TryPushBatch(vs []T) (int, error) { return tryPushBatch[T](p.q, vs) }
+
+// PushBatch adds all of vs, waiting for room: see Producer.PushBatch.
+func (p SPSCProducer[T]) PushBatch(ctx context.Context, vs []T) (int, error) {
+	return pushBatch[T](ctx, p.q, vs)
+}
+
+// Close stops intake and wakes the consumer, which drains what is left
+// and then gets ErrClosed. It is a producer call: make it from the
+// goroutine that pushes, or from another one only after the producer's
+// last call (a WaitGroup's Wait after the producer is done, say), as a
+// channel is closed by its sender.
+//
+// Why not from anywhere: the closed bit lives in the tail the producer
+// stores without a locked instruction, so a Close that runs while the
+// producer is pushing can be undone by the producer's next store, and a
+// consumer then waits for a Close that never took. Closing safely against
+// a running producer would need a store-load handshake on every push, the
+// fence its release store exists to avoid. Where a consumer or a third
+// goroutine must stop a running producer, use MPSC or MPMC, whose Close
+// is safe from any goroutine, or tell the producer to close. Built with
+// -tags knit_checkends, a Close that races the producer panics, in Close
+// or at the producer's next call, whether or not the two overlapped.
+func (p SPSCProducer[T]) Close() { p.q.close("SPSC") }
+
+// Len is the number of items in the ring (a snapshot, from any goroutine).
+func (p SPSCProducer[T]) Len() int { return p.q.len() }
+
+// Cap is the ring's capacity.
+func (p SPSCProducer[T]) Cap() int { return len(p.q.buf) }
+
+// SPSCConsumer is the popping end of an SPSC ring: the consumer's side of
+// the grid (see Consumer).
+type SPSCConsumer[T any] struct{ q *SPSC[T] }
+
+// TryPop removes the oldest item: see Consumer.TryPop.
+func (c SPSCConsumer[T]) TryPop() (T, error) {
 	v, st := c.q.pop()
 	return v, statusErr[st&7]
 }
 
-// Pop removes the oldest item, waiting while the ring is empty; after
-// Close it drains, then returns ErrClosed.
-func (c SPSCConsumer[T]) Pop(ctx context.Context) (T, error) { return c.q.Pop(ctx) }
-
-// PopBatch takes up to len(dst) of the oldest items.
-func (c SPSCConsumer[T]) PopBatch(dst []T) int { return c.q.PopBatch(dst) }
-
-// Len is the number of items in the ring.
-func (c SPSCConsumer[T]) Len() int { return c.q.Len() }
-
-// Cap is the ring's capacity.
-func (c SPSCConsumer[T]) Cap() int { return c.q.Cap() }
-
-// TrySendBatch adds a prefix of vs, as much as fits, in order, and says
-// why it stopped short: nil when all of vs went in, else ErrFull, or
-// ErrClosed once the ring is closed. It never blocks.
-func (q *SPSC[T]) TrySendBatch(vs []T) (int, error) { return trySendBatch[T](q, vs) }
-
-// SendBatch adds all of vs, in order, waiting while the ring is full as
-// Push does. It returns len(vs) and nil, or how many went in and
-// ErrClosed or ctx.Err() when it stopped early. A ctx already done adds
-// nothing.
-func (q *SPSC[T]) SendBatch(ctx context.Context, vs []T) (int, error) {
-	return sendBatch[T](ctx, q, vs)
+// Pop removes the oldest item, waiting while the ring is empty: see
+// Consumer.Pop.
+func (c SPSCConsumer[T]) Pop(ctx context.Context) (T, error) {
+	if err := ctxErr(ctx); err != nil {
+		var zero T
+		return zero, err
+	}
+	if v, st := c.q.pop(); st == stOK {
+		return v, nil
+	}
+	return popSlow[T](c.q, &c.q.bells, ctx)
 }
 
-// TryRecvBatch fills a prefix of dst with the oldest items and returns
-// how many; when it took none it says why: ErrEmpty, or ErrClosed once
-// the ring is closed and drained. It never blocks.
-func (q *SPSC[T]) TryRecvBatch(dst []T) (int, error) { return tryRecvBatch[T](q, dst) }
+// TryPopBatch takes up to len(dst) items with one store of the index: see
+// Consumer.TryPopBatch.
+func (c SPSCConsumer[T]) TryPopBatch(dst []T) (int, error) { return tryPopBatch[T](c.q, dst) }
 
-// RecvBatch waits as Pop does until an item is ready, then takes up to
-// len(dst) of the oldest items and returns how many; or 0 and ErrClosed
-// once the ring is closed and drained, or ctx.Err(). A ctx already done
-// takes nothing.
-func (q *SPSC[T]) RecvBatch(ctx context.Context, dst []T) (int, error) {
-	return recvBatch[T](ctx, q, dst)
+// PopBatch waits for an item, then takes what is ready: see
+// Consumer.PopBatch.
+func (c SPSCConsumer[T]) PopBatch(ctx context.Context, dst []T) (int, error) {
+	return popBatch[T](ctx, c.q, dst)
 }
 
-// All ranges over the items as Pop takes them: the ring's counterpart of
-// ranging over a channel. The range ends when the ring is closed and
-// drained, or when ctx ends: after the loop, a nil ctx.Err() means closed
-// and drained. Leaving the loop early leaves the rest in the ring.
-func (q *SPSC[T]) All(ctx context.Context) iter.Seq[T] { return all[T](ctx, q) }
-
-// TrySendBatch adds a prefix of vs, as much as fits, in order, and says
-// why it stopped short: nil when all of vs went in, else ErrFull, or
-// ErrClosed once the ring is closed. It never blocks.
-func (p SPSCProducer[T]) TrySendBatch(vs []T) (int, error) { return trySendBatch[T](p.q, vs) }
-
-// SendBatch adds all of vs, in order, waiting while the ring is full as
-// Push does. It returns len(vs) and nil, or how many went in and
-// ErrClosed or ctx.Err() when it stopped early. A ctx already done adds
-// nothing.
-func (p SPSCProducer[T]) SendBatch(ctx context.Context, vs []T) (int, error) {
-	return sendBatch[T](ctx, p.q, vs)
-}
-
-// TryRecvBatch fills a prefix of dst with the oldest items and returns
-// how many; when it took none it says why: ErrEmpty, or ErrClosed once
-// the ring is closed and drained. It never blocks.
-func (c SPSCConsumer[T]) TryRecvBatch(dst []T) (int, error) { return tryRecvBatch[T](c.q, dst) }
-
-// RecvBatch waits as Pop does until an item is ready, then takes up to
-// len(dst) of the oldest items and returns how many; or 0 and ErrClosed
-// once the ring is closed and drained, or ctx.Err(). A ctx already done
-// takes nothing.
-func (c SPSCConsumer[T]) RecvBatch(ctx context.Context, dst []T) (int, error) {
-	return recvBatch[T](ctx, c.q, dst)
-}
-
-// All ranges over the items as Pop takes them: the ring's counterpart of
-// ranging over a channel. The range ends when the ring is closed and
-// drained, or when ctx ends: after the loop, a nil ctx.Err() means closed
-// and drained. Leaving the loop early leaves the rest in the ring.
+// All ranges over the items as Pop takes them: see Consumer.All.
 func (c SPSCConsumer[T]) All(ctx context.Context) iter.Seq[T] { return all[T](ctx, c.q) }
 
+// Len is the number of items in the ring (a snapshot, from any goroutine).
+func (c SPSCConsumer[T]) Len() int { return c.q.len() }
+
+// Cap is the ring's capacity.
+func (c SPSCConsumer[T]) Cap() int { return len(c.q.buf) }
+
+func (q *SPSC[T]) len() int            { return ringLen(q.tail.Load(), q.head.Load(), len(q.buf)) }
 func (q *SPSC[T]) pushN(vs []T) int    { return q.pushBatch(vs) }
 func (q *SPSC[T]) popN(dst []T) int    { return q.popBatch(dst) }
 func (q *SPSC[T]) bellsOf() *ringBells { return &q.bells }
 
-func (q *SPSC[T]) recvOps() ringOps[T]        { return q }
-func (q *SPSC[T]) sendOps() ringOps[T]        { return q }
-func (p SPSCProducer[T]) sendOps() ringOps[T] { return p.q }
-func (c SPSCConsumer[T]) recvOps() ringOps[T] { return c.q }
+func (p SPSCProducer[T]) pushOps() ringOps[T] { return p.q }
+func (c SPSCConsumer[T]) popOps() ringOps[T]  { return c.q }
+
+func (q *SPSC[T]) pushClosed() bool { return q.prodTail&closedBit != 0 }

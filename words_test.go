@@ -9,19 +9,22 @@ import (
 	"unsafe"
 )
 
-// intWords adapts a Queue[uint64] (Words, or its two ends joined) to
-// Queue[int] so the table-driven ring tests (FIFO, Close, blocking,
-// stress, close race, fuzz) run against the assembly.
-type intWords struct{ w Queue[uint64] }
+// intWords adapts a Words ring, its two ends joined, to Queue[int] so the
+// table-driven ring tests (FIFO, Close, blocking, stress, close race,
+// fuzz, Select) run against the assembly.
+type intWords struct{ w joined[uint64] }
 
-func (q intWords) TryPush(v int) bool { return q.w.TryPush(uint64(v)) }
-func (q intWords) TryPop() (int, bool) {
-	v, ok := q.w.TryPop()
-	return int(v), ok
-}
-func (q intWords) TrySend(v int) error { return q.w.TrySend(uint64(v)) }
-func (q intWords) TryRecv() (int, error) {
-	v, err := q.w.TryRecv()
+// joinWords is a Words ring as a Queue[uint64]: its two ends, joined.
+func joinWords(w *Words) joined[uint64] { return joined[uint64]{w.Producer(), w.Consumer()} }
+
+var (
+	_ sender[int]   = intWords{}
+	_ receiver[int] = intWords{}
+)
+
+func (q intWords) TryPush(v int) error { return q.w.TryPush(uint64(v)) }
+func (q intWords) TryPop() (int, error) {
+	v, err := q.w.TryPop()
 	return int(v), err
 }
 func (q intWords) Push(ctx context.Context, v int) error { return q.w.Push(ctx, uint64(v)) }
@@ -29,39 +32,13 @@ func (q intWords) Pop(ctx context.Context) (int, error) {
 	v, err := q.w.Pop(ctx)
 	return int(v), err
 }
-func (q intWords) PushBatch(vs []int) int { return q.w.PushBatch(asWords(vs)) }
-func (q intWords) PopBatch(dst []int) int { return q.w.PopBatch(asWords(dst)) }
-
-func (q intWords) recvOps() ringOps[int] { return intOps{q.w.recvOps()} }
-func (q intWords) sendOps() ringOps[int] { return intOps{q.w.sendOps()} }
-
-// intOps is a Words' ringOps seen as a ringOps[int], so Select runs
-// against Words in the table-driven tests too.
-type intOps struct{ w ringOps[uint64] }
-
-func (o intOps) push(v int) status                          { return o.w.push(uint64(v)) }
-func (o intOps) pop() (int, status)                         { v, st := o.w.pop(); return int(v), st }
-func (o intOps) indices() (uint64, uint64)                  { return o.w.indices() }
-func (o intOps) sharedPush() bool                           { return o.w.sharedPush() }
-func (o intOps) sharedPop() bool                            { return o.w.sharedPop() }
-func (o intOps) sides() (push, pop *sideGuard, ring string) { return o.w.sides() }
-func (o intOps) pushN(vs []int) int                         { return o.w.pushN(asWords(vs)) }
-func (o intOps) popN(dst []int) int                         { return o.w.popN(asWords(dst)) }
-func (o intOps) bellsOf() *ringBells                        { return o.w.bellsOf() }
-
-// asWords views a []int as the []uint64 it is on a 64-bit GOARCH.
-func asWords(vs []int) []uint64 {
-	return unsafe.Slice((*uint64)(unsafe.Pointer(unsafe.SliceData(vs))), len(vs))
+func (q intWords) TryPushBatch(vs []int) (int, error) { return q.w.TryPushBatch(asWords(vs)) }
+func (q intWords) TryPopBatch(dst []int) (int, error) { return q.w.TryPopBatch(asWords(dst)) }
+func (q intWords) PushBatch(ctx context.Context, vs []int) (int, error) {
+	return q.w.PushBatch(ctx, asWords(vs))
 }
-func (q intWords) TrySendBatch(vs []int) (int, error) { return q.w.TrySendBatch(asWords(vs)) }
-func (q intWords) TryRecvBatch(dst []int) (int, error) {
-	return q.w.TryRecvBatch(asWords(dst))
-}
-func (q intWords) SendBatch(ctx context.Context, vs []int) (int, error) {
-	return q.w.SendBatch(ctx, asWords(vs))
-}
-func (q intWords) RecvBatch(ctx context.Context, dst []int) (int, error) {
-	return q.w.RecvBatch(ctx, asWords(dst))
+func (q intWords) PopBatch(ctx context.Context, dst []int) (int, error) {
+	return q.w.PopBatch(ctx, asWords(dst))
 }
 func (q intWords) All(ctx context.Context) iter.Seq[int] {
 	return func(yield func(int) bool) {
@@ -76,16 +53,33 @@ func (q intWords) Close()   { q.w.Close() }
 func (q intWords) Len() int { return q.w.Len() }
 func (q intWords) Cap() int { return q.w.Cap() }
 
+func (q intWords) popOps() ringOps[int]  { return intOps{q.w.popOps()} }
+func (q intWords) pushOps() ringOps[int] { return intOps{q.w.pushOps()} }
+
+// intOps is a Words' ringOps seen as a ringOps[int], so Select runs
+// against Words in the table-driven tests too.
+type intOps struct{ w ringOps[uint64] }
+
+func (o intOps) push(v int) status                          { return o.w.push(uint64(v)) }
+func (o intOps) pop() (int, status)                         { v, st := o.w.pop(); return int(v), st }
+func (o intOps) indices() (uint64, uint64)                  { return o.w.indices() }
+func (o intOps) sharedPush() bool                           { return o.w.sharedPush() }
+func (o intOps) sharedPop() bool                            { return o.w.sharedPop() }
+func (o intOps) sides() (push, pop *sideGuard, ring string) { return o.w.sides() }
+func (o intOps) pushN(vs []int) int                         { return o.w.pushN(asWords(vs)) }
+func (o intOps) popN(dst []int) int                         { return o.w.popN(asWords(dst)) }
+func (o intOps) bellsOf() *ringBells                        { return o.w.bellsOf() }
+func (o intOps) pushClosed() bool                           { return o.w.pushClosed() }
+
+// asWords views a []int as the []uint64 it is on a 64-bit GOARCH.
+func asWords(vs []int) []uint64 {
+	return unsafe.Slice((*uint64)(unsafe.Pointer(unsafe.SliceData(vs))), len(vs))
+}
+
 func init() {
 	ringKinds = append(ringKinds, ringKind{
 		name:   "Words",
-		newInt: func(n int, o ...Option) Queue[int] { return intWords{NewWords(n, o...)} },
-	}, ringKind{
-		name: "Words ends",
-		newInt: func(n int, o ...Option) Queue[int] {
-			w := NewWords(n, o...)
-			return intWords{joined[uint64]{w.Producer(), w.Consumer()}}
-		},
+		newInt: func(n int, p ...Park) Queue[int] { return intWords{joinWords(NewWords(n, p...))} },
 	})
 }
 
@@ -104,9 +98,11 @@ func TestWordsLayout(t *testing.T) {
 }
 
 // TestWordsMatchesSPSC drives Words and SPSC[uint64] with the same
-// operations and compares every result.
+// operations, through their ends, and compares every result, errors
+// included.
 func TestWordsMatchesSPSC(t *testing.T) {
-	w, s := NewWords(8), NewSPSC[uint64](8)
+	wr := NewWords(8)
+	w, s := joinWords(wr), joinSPSC(NewSPSC[uint64](8))
 	src := make([]uint64, 11)
 	dw, ds := make([]uint64, 11), make([]uint64, 11)
 	next := uint64(1)
@@ -119,30 +115,32 @@ func TestWordsMatchesSPSC(t *testing.T) {
 			}
 			next++
 		case 2:
-			a, oka := w.TryPop()
-			b, okb := s.TryPop()
-			if a != b || oka != okb {
-				t.Fatalf("op %d TryPop: words %d,%v spsc %d,%v", i, a, oka, b, okb)
+			a, erra := w.TryPop()
+			b, errb := s.TryPop()
+			if a != b || erra != errb {
+				t.Fatalf("op %d TryPop: words %d,%v spsc %d,%v", i, a, erra, b, errb)
 			}
 		case 3:
 			k := i % len(src)
 			for j := range k {
 				src[j] = next + uint64(j)
 			}
-			a, b := w.PushBatch(src[:k]), s.PushBatch(src[:k])
-			if a != b {
-				t.Fatalf("op %d PushBatch(%d): words %d spsc %d", i, k, a, b)
+			a, erra := w.TryPushBatch(src[:k])
+			b, errb := s.TryPushBatch(src[:k])
+			if a != b || erra != errb {
+				t.Fatalf("op %d TryPushBatch(%d): words %d,%v spsc %d,%v", i, k, a, erra, b, errb)
 			}
-			next += uint64(k)
+			next += uint64(a)
 		case 4, 5:
 			k := (i * 7) % len(dw)
-			a, b := w.PopBatch(dw[:k]), s.PopBatch(ds[:k])
-			if a != b {
-				t.Fatalf("op %d PopBatch(%d): words %d spsc %d", i, k, a, b)
+			a, erra := w.TryPopBatch(dw[:k])
+			b, errb := s.TryPopBatch(ds[:k])
+			if a != b || erra != errb {
+				t.Fatalf("op %d TryPopBatch(%d): words %d,%v spsc %d,%v", i, k, a, erra, b, errb)
 			}
 			for j := range a {
 				if dw[j] != ds[j] {
-					t.Fatalf("op %d PopBatch item %d: words %d spsc %d", i, j, dw[j], ds[j])
+					t.Fatalf("op %d TryPopBatch item %d: words %d spsc %d", i, j, dw[j], ds[j])
 				}
 			}
 		case 6:
@@ -153,20 +151,26 @@ func TestWordsMatchesSPSC(t *testing.T) {
 	}
 	w.Close()
 	s.Close()
-	if w.TryPush(1) || w.PushBatch(src) != 0 {
-		t.Fatal("Words accepted a push after Close")
+	if err := w.TryPush(1); err != ErrClosed {
+		t.Fatalf("Words TryPush after Close = %v, want ErrClosed", err)
+	}
+	if n, err := w.TryPushBatch(src); n != 0 || err != ErrClosed {
+		t.Fatalf("Words TryPushBatch after Close = %d, %v; want 0, ErrClosed", n, err)
 	}
 	for {
-		a, oka := w.TryPop()
-		b, okb := s.TryPop()
-		if a != b || oka != okb {
-			t.Fatalf("drain: words %d,%v spsc %d,%v", a, oka, b, okb)
+		a, erra := w.TryPop()
+		b, errb := s.TryPop()
+		if a != b || erra != errb {
+			t.Fatalf("drain: words %d,%v spsc %d,%v", a, erra, b, errb)
 		}
-		if !oka {
+		if erra != nil {
+			if erra != ErrClosed {
+				t.Fatalf("drain ended with %v, want ErrClosed", erra)
+			}
 			break
 		}
 	}
-	if _, st := wordPop(&w.r); status(st) != stDrained {
+	if _, st := wordPop(&wr.r); status(st) != stDrained {
 		t.Fatalf("wordPop on a drained closed ring = %v, want drained", st)
 	}
 }
@@ -182,18 +186,25 @@ func BenchmarkWords(b *testing.B) {
 		pushB func([]uint64) int
 		popB  func([]uint64) int
 	}
+	// endOps is the Try half of the grid as the loops below use it: did
+	// one go in or come out, and how many of a batch.
+	endOps := func(q joined[uint64]) ops {
+		return ops{
+			push: func(v uint64) bool { return q.TryPush(v) == nil },
+			pop: func() (uint64, bool) {
+				v, err := q.TryPop()
+				return v, err == nil
+			},
+			pushB: func(vs []uint64) int { n, _ := q.TryPushBatch(vs); return n },
+			popB:  func(dst []uint64) int { n, _ := q.TryPopBatch(dst); return n },
+		}
+	}
 	impls := []struct {
 		name string
 		mk   func() ops
 	}{
-		{"asm", func() ops {
-			q := NewWords(1024)
-			return ops{q.TryPush, q.TryPop, q.PushBatch, q.PopBatch}
-		}},
-		{"go", func() ops {
-			q := NewSPSC[uint64](1024)
-			return ops{q.TryPush, q.TryPop, q.PushBatch, q.PopBatch}
-		}},
+		{"asm", func() ops { return endOps(joinWords(NewWords(1024))) }},
+		{"go", func() ops { return endOps(joinSPSC(NewSPSC[uint64](1024))) }},
 	}
 	for _, shape := range []string{"uncontended", "uncontended-batch=64", "1P1C", "1P1C-batch=64"} {
 		for _, im := range impls {

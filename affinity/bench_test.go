@@ -2,6 +2,7 @@ package affinity
 
 import (
 	"runtime"
+	"slices"
 	"sync/atomic"
 	"testing"
 
@@ -11,9 +12,8 @@ import (
 // spinsBeforeYield bounds a waiter's spinning before runtime.Gosched.
 // Without a bound, two spinners pinned to one CPU each wait for the
 // other's time slice to end (milliseconds) per hop. 4096 loads took
-// 1.8-4.5 µs on the 2-vCPU machine this was written on, at the top of the
-// round trips seen there (0.4-3 µs), so the cases on two CPUs seldom
-// yield.
+// about as long as the slowest round trips measured on two CPUs, so the
+// cases on two CPUs seldom yield (BENCHMARKS.md, "Affinity").
 const spinsBeforeYield = 4096
 
 // BenchmarkRoundTrip measures one round trip between two goroutines that
@@ -79,7 +79,7 @@ func benchCPUs() (a, c int, pinnable bool) {
 	} else {
 		release()
 	}
-	cpus := avail.CPUs()
+	cpus := slices.Collect(avail.All())
 	a, c = cpus[0], cpus[len(cpus)-1]
 	if l, err := Topology(); err == nil {
 		if n, ok := l.LLCNeighbor(a); ok {

@@ -90,15 +90,6 @@ func (s CPUSet) All() iter.Seq[int] {
 	}
 }
 
-// CPUs returns the CPUs in s in ascending order.
-func (s CPUSet) CPUs() []int {
-	cpus := make([]int, 0, s.Len())
-	for c := range s.All() {
-		cpus = append(cpus, c)
-	}
-	return cpus
-}
-
 // String formats s in the kernel's CPU list format, as in
 // /sys/devices/system/cpu/online or taskset -c: ascending, with runs of
 // two or more consecutive CPUs as ranges ("0-3,8,10-11"). The empty set

@@ -10,8 +10,8 @@ import (
 
 func TestCPUSetZero(t *testing.T) {
 	var s CPUSet
-	if s.Len() != 0 || s.Has(0) || s.String() != "" || len(s.CPUs()) != 0 {
-		t.Fatalf("zero CPUSet = %q, Len %d, CPUs %v; want empty", s, s.Len(), s.CPUs())
+	if s.Len() != 0 || s.Has(0) || s.String() != "" || len(slices.Collect(s.All())) != 0 {
+		t.Fatalf("zero CPUSet = %q, Len %d, All %v; want empty", s, s.Len(), slices.Collect(s.All()))
 	}
 	if s != (CPUSet{}) {
 		t.Fatal("zero CPUSet != CPUSet{}")
@@ -23,8 +23,8 @@ func TestCPUSetAdd(t *testing.T) {
 	s.Add(10, 3)
 	s.Add()
 	s.Add(3, 1000)
-	if got, want := s.CPUs(), []int{3, 10, 1000}; !slices.Equal(got, want) {
-		t.Fatalf("CPUs() = %v, want %v", got, want)
+	if got, want := slices.Collect(s.All()), []int{3, 10, 1000}; !slices.Equal(got, want) {
+		t.Fatalf("All() = %v, want %v", got, want)
 	}
 	if s.Len() != 3 || !s.Has(1000) || s.Has(999) || s.Has(-1) || s.Has(1<<20) {
 		t.Fatalf("Len/Has wrong for %v", s)
@@ -119,7 +119,7 @@ func TestParseCPUSet(t *testing.T) {
 			t.Errorf("ParseCPUSet(%q): %v", tc.text, err)
 			continue
 		}
-		if got := s.CPUs(); !slices.Equal(got, tc.want) && !(len(got) == 0 && tc.want == nil) {
+		if got := slices.Collect(s.All()); !slices.Equal(got, tc.want) && !(len(got) == 0 && tc.want == nil) {
 			t.Errorf("ParseCPUSet(%q) = %v, want %v", tc.text, got, tc.want)
 		}
 	}
@@ -177,8 +177,8 @@ func TestCPUSetRoundTrip(t *testing.T) {
 		if err != nil || p != s {
 			t.Fatalf("ParseCPUSet(%q) = %v, %v; want the set back", s, p, err)
 		}
-		if got := p.Len(); got != len(s.CPUs()) {
-			t.Fatalf("Len %d != len(CPUs) %d", got, len(s.CPUs()))
+		if got := p.Len(); got != len(slices.Collect(s.All())) {
+			t.Fatalf("Len %d != len(All) %d", got, len(slices.Collect(s.All())))
 		}
 	}
 }

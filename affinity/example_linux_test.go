@@ -3,6 +3,7 @@ package affinity_test
 import (
 	"fmt"
 	"log"
+	"slices"
 
 	"github.com/knit-go/knit/affinity"
 )
@@ -16,7 +17,7 @@ func ExamplePin() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	cpu := avail.CPUs()[0]
+	cpu := slices.Collect(avail.All())[0]
 	release, err := affinity.Pin(cpu) // cpu must be in Available()
 	if err != nil {
 		log.Fatal(err)

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"log"
+	"slices"
 	"testing/fstest"
 
 	"github.com/knit-go/knit/affinity"
@@ -14,7 +15,7 @@ func ExampleParseCPUSet() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	fmt.Println(s.Len(), s.Has(9), s.CPUs())
+	fmt.Println(s.Len(), s.Has(9), slices.Collect(s.All()))
 	s.Add(9)
 	fmt.Println(s)
 

@@ -3,6 +3,7 @@ package affinity
 import (
 	"fmt"
 	"runtime"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"unsafe"
@@ -223,7 +224,8 @@ func sameMask(a, b unix.CPUSetDynamic) bool {
 // looks.
 func Current() (int, error) {
 	// getcpu(2) as a system call, not through the vDSO: this is for tests
-	// and diagnostics, where 100 ns more does not matter.
+	// and diagnostics, where a system call's extra cost does not matter
+	// (BENCHMARKS.md, "Affinity").
 	var cpu uint32
 	if _, _, e := unix.RawSyscall(unix.SYS_GETCPU, uintptr(unsafe.Pointer(&cpu)), 0, 0); e != 0 {
 		return -1, fmt.Errorf("affinity: getcpu: %w", e)
@@ -262,7 +264,7 @@ func fromMask(mask unix.CPUSetDynamic) CPUSet {
 
 // toMask converts a non-empty set.
 func toMask(s CPUSet) unix.CPUSetDynamic {
-	cpus := s.CPUs()
+	cpus := slices.Collect(s.All())
 	mask := unix.NewCPUSet(cpus[len(cpus)-1] + 1)
 	for _, c := range cpus {
 		mask.Set(c)

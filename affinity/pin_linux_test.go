@@ -6,6 +6,7 @@ import (
 	"io/fs"
 	"os"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -44,7 +45,7 @@ func available(t *testing.T) CPUSet {
 // there are not two.
 func twoCPUs(t *testing.T) (a, b int) {
 	t.Helper()
-	cpus := available(t).CPUs()
+	cpus := slices.Collect(available(t).All())
 	if len(cpus) < 2 {
 		t.Skip("needs two available CPUs")
 	}
@@ -191,7 +192,7 @@ const (
 )
 
 func TestReleaseUnlocks(t *testing.T) {
-	cpu := available(t).CPUs()[0]
+	cpu := slices.Collect(available(t).All())[0]
 	pin := func() func() {
 		release, err := Pin(cpu)
 		if err != nil {
@@ -229,9 +230,9 @@ func TestReleaseUnlocks(t *testing.T) {
 
 func TestPinErrors(t *testing.T) {
 	avail := available(t)
-	last := avail.CPUs()[avail.Len()-1]
+	last := slices.Collect(avail.All())[avail.Len()-1]
 	var withBad CPUSet
-	withBad.Add(avail.CPUs()[0], last+1)
+	withBad.Add(slices.Collect(avail.All())[0], last+1)
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
 	before := threadMask(t)
@@ -268,7 +269,7 @@ func TestPinErrors(t *testing.T) {
 }
 
 func TestReleaseOnOtherGoroutinePanics(t *testing.T) {
-	cpu := available(t).CPUs()[0]
+	cpu := slices.Collect(available(t).All())[0]
 	releases := make(chan func())
 	done := make(chan struct{})
 	go func() {

@@ -84,7 +84,7 @@ func scanCoreTypes(cpus []CPU, avail CPUSet) bool {
 // numbers threads by visit (Thread.ID), not by CPU id: the i-th visited is
 // the i-th CPU of avail, provided none was skipped, which Online tells.
 func scannedTypes(sys *topology.System, avail CPUSet) (map[int]CoreType, bool) {
-	ids := avail.CPUs()
+	ids := slices.Collect(avail.All())
 	if sys == nil || !sys.Scanned || sys.Online != len(ids) {
 		return nil, false
 	}

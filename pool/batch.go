@@ -50,8 +50,8 @@ const packetFree = 16
 //
 // Measured with BenchmarkCallBatchGrains (the table is in BENCHMARKS.md,
 // "Pool"): 4 and 8 grains are the fastest for short calls and long ones,
-// within each other's spread; one call per run costs short calls a fifth
-// more time and CPU. A variable so that the benchmark can sweep it.
+// within each other's spread; one call per run costs short calls more
+// time and CPU. A variable so that the benchmark can sweep it.
 var packetGrains int64 = 4
 
 // packet is one CallBatch chunk.

@@ -10,6 +10,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/knit-go/knit"
 )
 
 // batchShapes are the pool shapes the CallBatch tests run on: one worker
@@ -347,7 +349,7 @@ func TestCallBatchFutures(t *testing.T) {
 // once and the counters add up.
 func TestCallBatchConcurrent(t *testing.T) {
 	watchdog(t, 60*time.Second)
-	eachShape(t, append(batchShapes(), shape{"w2-spin", Config{Workers: 2, Spin: 20 * time.Microsecond}}), func(t *testing.T, p *Pool) {
+	eachShape(t, append(batchShapes(), shape{"w2-spin", Config{Workers: 2, Park: knit.Park{Spin: 20 * time.Microsecond}}}), func(t *testing.T, p *Pool) {
 		var ran atomic.Int64
 		tk := NewTask(p, func(x int) int { ran.Add(1); return 2*x + 1 })
 		const callers = 4

@@ -110,7 +110,8 @@ func BenchmarkGo(b *testing.B) {
 // BenchmarkCallWait is Knitting's IPC shape: submit N calls, then wait for
 // all N; one op is the whole round of N. The batch rows submit with
 // CallBatch and wait with WaitAll. The pool's worker either spins
-// (Spin 50µs, Knitting's single-worker default) or parks at once; the
+// (Park.Spin knit.DefaultWorkerSpin, Knitting's single-worker default) or
+// parks at once; the
 // peer is a worker goroutine with request and response channels; the
 // floor is two goroutines handing a word back and forth through one
 // atomic (N=1 only).
@@ -121,8 +122,8 @@ func BenchmarkCallWait(b *testing.B) {
 			name string
 			cfg  Config
 		}{
-			{"spin", Config{Workers: 1, Spin: DefaultSpin}},
-			{"park", Config{Workers: 1, Spin: -1}},
+			{"spin", Config{Workers: 1, Park: knit.Park{Spin: knit.DefaultWorkerSpin}}},
+			{"park", Config{Workers: 1, Park: knit.Park{Spin: knit.NoSpin}}},
 		} {
 			b.Run(fmt.Sprintf("n=%d/pool-%s", n, v.name), func(b *testing.B) {
 				p := New(v.cfg)
@@ -176,7 +177,7 @@ func BenchmarkCallWait(b *testing.B) {
 		if n > 1 {
 			// The batch row with a Wait per future instead of WaitAll.
 			b.Run(fmt.Sprintf("n=%d/pool-park-batch-waiteach", n), func(b *testing.B) {
-				p := New(Config{Workers: 1, Spin: -1})
+				p := New(Config{Workers: 1, Park: knit.Park{Spin: knit.NoSpin}})
 				defer p.Close()
 				tk := NewTask(p, sq)
 				ins := make([]int, n)
@@ -297,7 +298,7 @@ func BenchmarkIdle(b *testing.B) {
 	// Knitting's single-worker policy forced on, whatever GOMAXPROCS:
 	// the spin is paid once per idle transition, then the worker parks.
 	b.Run("w1-spin50µs", func(b *testing.B) {
-		p := New(Config{Workers: 1, Spin: DefaultSpin})
+		p := New(Config{Workers: 1, Park: knit.Park{Spin: knit.DefaultWorkerSpin}})
 		defer p.Close()
 		tk := NewTask(p, func(x int) int { return x })
 		for i := range 100 {
@@ -402,7 +403,7 @@ func BenchmarkCallBatchGrains(b *testing.B) {
 			b.Run(fmt.Sprintf("%s/grains=%d", shape.name, g), func(b *testing.B) {
 				defer func(old int64) { packetGrains = old }(packetGrains)
 				packetGrains = g
-				p := New(Config{Workers: 2, Spin: -1})
+				p := New(Config{Workers: 2, Park: knit.Park{Spin: knit.NoSpin}})
 				defer p.Close()
 				tk := NewTask(p, work)
 				fs := make([]Future[int], n)
@@ -419,7 +420,7 @@ func BenchmarkCallBatchGrains(b *testing.B) {
 			})
 		}
 		b.Run(shape.name+"/call-per-message", func(b *testing.B) {
-			p := New(Config{Workers: 2, Spin: -1})
+			p := New(Config{Workers: 2, Park: knit.Park{Spin: knit.NoSpin}})
 			defer p.Close()
 			tk := NewTask(p, work)
 			fs := make([]Future[int], n)

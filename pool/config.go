@@ -3,6 +3,7 @@ package pool
 import (
 	"fmt"
 	"runtime"
+	"slices"
 	"time"
 
 	"github.com/knit-go/knit"
@@ -21,21 +22,27 @@ type Config struct {
 	// Workers is the number of worker goroutines: 0 means
 	// runtime.GOMAXPROCS(0) at New (at most MaxWorkers); otherwise 1 to
 	// MaxWorkers. A pool of one worker gets Knitting's single-worker
-	// timer policy (see DefaultSpin). Pool.Resize changes the count
-	// later, and the policy with it.
+	// timer policy (see Park). Pool.Resize changes the count later, and
+	// the policy with it.
 	Workers int
 
-	// Spin is how long an idle worker polls the queues before it parks,
-	// with knit's one meaning of a spin budget: 0 selects the default
-	// policy (see DefaultSpin), a negative value (knit.NoSpin) never
-	// spins, a positive value spins that long at every pool size. Every
-	// value is valid.
-	Spin time.Duration
-
-	// Backend is where a parked worker sleeps (knit.BackendAuto: the Go
-	// scheduler). knit.BackendFutex suits pinned workers on a machine
-	// with cores to spare; see knit.Backend.
-	Backend knit.Backend
+	// Park says how an idle worker waits for its next task. Every value
+	// is valid.
+	//
+	// Park.Spin is how long the worker polls the queues before it parks,
+	// read as every spin budget in knit is (knit.DefaultSpin's doc states
+	// the rule, and when a default spins at all). 0 selects the default
+	// timer policy, Knitting's: a pool of one worker spins
+	// knit.DefaultWorkerSpin, since its worker sits on the request's
+	// critical path, and a pool of two or more parks at once, leaving the
+	// CPU to the host or to an awake peer. A negative value (knit.NoSpin)
+	// never spins; a positive value spins that long at every pool size.
+	//
+	// Park.Backend is where a parked worker sleeps (knit.BackendAuto: the
+	// Go scheduler); knit.BackendFutex suits pinned workers on a machine
+	// with cores to spare (see knit.Backend). A parked worker sleeps
+	// until a doorbell rings it, with no polling timeout.
+	Park knit.Park
 
 	// QueueSize is the capacity of each worker's queue, rounded up to a
 	// power of two: 0 means DefaultQueueSize; otherwise 1 to 1<<30 (the
@@ -93,29 +100,18 @@ const maxQueueSize = 1 << 30
 // targets (a 16-byte interface and an 8-byte sequence per slot).
 const DefaultQueueSize = 1024
 
-// DefaultSpin is the spin budget of the default timer policy, Knitting's:
-// a single worker (Config.Workers == 1, or a zero Config at GOMAXPROCS 1)
-// spins DefaultSpin before it parks, because it sits on the request's
-// critical path; a pool of two or more workers parks at once, leaving the
-// CPU to the host or to an awake peer. Park is indefinite: the doorbell
-// wakes the worker, with no polling timeout.
-//
-// Like every default spin in knit (knit.NoSpin states the rule), the
-// single worker spins only on four or more Ps and CPUs: with fewer, the
-// submitter needs the core the spinner holds (BENCHMARKS.md, "Pool",
-// timer policy; go test -run '^$' -bench CallWait ./pool).
-const DefaultSpin = 50 * time.Microsecond
-
 // spinFor is the spin budget of a pool of n workers under cfg: knit's
-// rule for a budget (spinpolicy.Resolve), with DefaultSpin as the default
-// of a single worker and no spin as that of a larger pool. A spinning
-// worker yields its P as it spins (worker.spinForWork says why).
+// rule for a budget (spinpolicy.Resolve; knit.DefaultSpin's doc states
+// it, including when a default spins at all), with knit.DefaultWorkerSpin
+// as the default of a single worker and no spin as that of a larger
+// pool. A spinning worker yields its P as it spins (worker.spinForWork
+// says why).
 func (cfg *Config) spinFor(n int) time.Duration {
 	def := time.Duration(0)
 	if n == 1 {
-		def = DefaultSpin
+		def = knit.DefaultWorkerSpin
 	}
-	return spinpolicy.Resolve(cfg.Spin, def)
+	return spinpolicy.Resolve(cfg.Park.Spin, def)
 }
 
 // workers returns the worker count cfg asks for, and panics, naming the
@@ -154,7 +150,7 @@ func (pin *Pinning) cpus() []int {
 			list = t.PhysicalCores()
 		}
 	case pin.CPUs.Len() > 0:
-		list = pin.CPUs.CPUs()
+		list = slices.Collect(pin.CPUs.All())
 	}
 	if len(list) == 0 {
 		return nil

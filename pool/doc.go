@@ -63,11 +63,12 @@
 //
 // An idle worker hands its finished result out first, then looks for
 // work, then spins or parks: a single worker (Config.Workers == 1, or the
-// zero Config at GOMAXPROCS 1) spins for DefaultSpin before it parks,
-// since it is on the request's critical path; larger pools park at once.
-// A parked worker sleeps until a doorbell rings, with no polling timeout,
-// so a started, unloaded pool uses no CPU. See DefaultSpin for the
-// measurements behind the default.
+// zero Config at GOMAXPROCS 1) spins for knit.DefaultWorkerSpin before it
+// parks, since it is on the request's critical path; larger pools park at
+// once. Config.Park changes the budget and where a worker sleeps, and
+// knit.DefaultSpin's doc states when a default spins at all. A parked
+// worker sleeps until a doorbell rings, with no polling timeout, so a
+// started, unloaded pool uses no CPU.
 //
 // # Tasks that wait on their own pool
 //

@@ -20,11 +20,12 @@ func curgStack() uintptr { return goid.Stack() }
 // curgSpawn identifies the calling goroutine by starting one that reads
 // its creator's id from its own stack trace ("created by ... in goroutine
 // 42"): a trace of one frame, so the cost does not grow with the caller's
-// depth. It is a goroutine start, two switches and a short trace, about
-// 2 µs at any depth on two vCPUs, and it allocates nothing (the
-// goroutine's func value is bound once per idAsk). The goroutine it
-// starts lives for those microseconds and runs no task. Where the line
-// cannot be read it falls back to curgStack.
+// depth. It is a goroutine start, two switches and a short trace, at the
+// same cost at any depth (BENCHMARKS.md, "Pool", which goroutine is
+// waiting), and it allocates nothing (the goroutine's func value is bound
+// once per idAsk). The goroutine it starts lives only for that exchange
+// and runs no task. Where the line cannot be read it falls back to
+// curgStack.
 func curgSpawn() uintptr {
 	a := idAsks.Get().(*idAsk)
 	go a.run()

@@ -21,7 +21,7 @@ import (
 // with them (self). curg is one
 // instruction where the g register or slot can be read; elsewhere it
 // starts a goroutine that reads its creator's id from its own one-frame
-// stack trace (curgSpawn, a couple of µs at any depth: the waiter's own
+// stack trace (curgSpawn, the same cost at any depth: the waiter's own
 // trace grows with every level of nesting), and self asks only when a
 // worker is in a task.
 //

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/knit-go/knit"
 	"github.com/knit-go/knit/internal/emul"
 	"github.com/knit-go/knit/internal/testutil"
 )
@@ -160,7 +161,7 @@ type shape struct {
 func configs() []shape {
 	return []shape{
 		{"w1", Config{Workers: 1}},
-		{"w1-spin", Config{Workers: 1, Spin: 20 * time.Microsecond}},
+		{"w1-spin", Config{Workers: 1, Park: knit.Park{Spin: 20 * time.Microsecond}}},
 		{"w2", Config{Workers: 2}},
 		{"w4", Config{Workers: 4}},
 		{"w4-nosteal", Config{Workers: 4, NoSteal: true}},

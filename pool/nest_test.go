@@ -9,6 +9,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/knit-go/knit"
 )
 
 // The nesting tests run tasks that wait on their own pool. Done the plain
@@ -27,7 +29,7 @@ func nestShapes() []shape {
 		{"w2", Config{Workers: 2}},
 		{"w2-q2", Config{Workers: 2, QueueSize: 2}},
 		{"w2-nosteal", Config{Workers: 2, NoSteal: true}},
-		{"w2-spin", Config{Workers: 2, Spin: 20 * time.Microsecond}},
+		{"w2-spin", Config{Workers: 2, Park: knit.Park{Spin: 20 * time.Microsecond}}},
 	}
 }
 

@@ -27,7 +27,7 @@ func TestPinnedEveryCPU(t *testing.T) {
 		for _, b := range []knit.Backend{knit.BackendAuto, knit.BackendFutex} {
 			var set affinity.CPUSet
 			set.Add(cpu)
-			p := New(Config{Workers: 2, Pinning: Pinning{CPUs: set}, Backend: b})
+			p := New(Config{Workers: 2, Pinning: Pinning{CPUs: set}, Park: knit.Park{Backend: b}})
 			if s := p.Stats(); s.Pinned != 2 {
 				t.Fatalf("cpu %d: %d workers pinned, want 2", cpu, s.Pinned)
 			}

@@ -127,7 +127,7 @@ func New(cfg Config) *Pool {
 		// The worker spins on its own (spinForWork, which polls the
 		// queues, not the doorbell) before it parks, so the park itself
 		// never spins.
-		park:    knit.Park{Spin: knit.NoSpin, Backend: cfg.Backend},
+		park:    knit.Park{Spin: knit.NoSpin, Backend: cfg.Park.Backend},
 		onPanic: cfg.PanicHandler,
 		cfg:     cfg,
 		noSteal: cfg.NoSteal,
@@ -167,9 +167,8 @@ func newQueue(qs int) (q *knit.MPMC[job]) {
 // waitPark is how every wait on a result, a group or room in the queues
 // parks: at once, in the Go scheduler. A caller that spins holds its P,
 // and the worker its Call readied sits on that P's run-next slot behind it
-// until another P steals it: a 50 µs spin in Wait made one-at-a-time
-// Call+Wait on two CPUs about a hundred times slower than parking at once
-// (BENCHMARKS.md, "Pool").
+// until another P steals it, so a spin in Wait only delays the result it
+// waits for (BENCHMARKS.md, "Pool", Waits park at once).
 var waitPark = knit.Park{Spin: knit.NoSpin}
 
 func logPanic(value any, stack []byte) {
@@ -227,7 +226,7 @@ func (p *Pool) target() *worker {
 // submit queues j and rings whoever should wake (see ring). It returns
 // ErrClosed, or errFull when !block and every queue is full.
 func (p *Pool) submit(j job, block bool) error {
-	if w := p.target(); w.q.TryPush(j) {
+	if w := p.target(); w.q.TryPush(j) == nil {
 		p.ring(w, 1)
 		return nil
 	}
@@ -240,7 +239,7 @@ func (p *Pool) submitCtx(ctx context.Context, j job) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	if w := p.target(); w.q.TryPush(j) {
+	if w := p.target(); w.q.TryPush(j) == nil {
 		p.ring(w, 1)
 		return nil
 	}
@@ -310,7 +309,7 @@ func (p *Pool) tryPushAny(j job) *worker {
 	ws := p.set.Load().active
 	i := int(p.next.Load())
 	for k := range len(ws) {
-		if w := ws[(i+k)%len(ws)]; w.q.TryPush(j) {
+		if w := ws[(i+k)%len(ws)]; w.q.TryPush(j) == nil {
 			return w
 		}
 	}
@@ -416,13 +415,8 @@ func (p *Pool) beginClose() {
 // that has left (then it names nobody): it is rung but not counted, since
 // it takes no new task.
 //
-// It does not prefer the worker whose queue holds the task: doing so made
-// one Submit+Wait at a time on two workers 1.2-1.4x slower (knitbench
-// pool-submit, four interleaved rounds against this order, same
-// binary otherwise). The cause was not measured; the likely one is that
-// the round-robin target alternates between the workers, so each wake
-// reaches the one that has slept longer, while highest-first keeps
-// waking one worker, which steals the task at the cost of a pop.
+// It does not prefer the worker whose queue holds the task, which measured
+// slower (BENCHMARKS.md, "Pool: which parked worker a publish wakes").
 func (s *workerSet) ringAsleep(n int) {
 	s.ringClaimed(n, func(b *idBlock) *sleeperWord { return &b.asleep }, func(v *worker) bool {
 		// A worker whose bit was set but that is no longer registered

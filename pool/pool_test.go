@@ -290,11 +290,11 @@ func TestIdleWorkersPark(t *testing.T) {
 		cfg  Config
 	}{
 		{"w1-default", Config{Workers: 1}},
-		{"w1-spin1ms", Config{Workers: 1, Spin: time.Millisecond}},
+		{"w1-spin1ms", Config{Workers: 1, Park: knit.Park{Spin: time.Millisecond}}},
 		{"w4", Config{Workers: 4}},
-		{"w4-spin", Config{Workers: 4, Spin: 100 * time.Microsecond}},
+		{"w4-spin", Config{Workers: 4, Park: knit.Park{Spin: 100 * time.Microsecond}}},
 		{"w4-nosteal", Config{Workers: 4, NoSteal: true}},
-		{"w2-futex", Config{Workers: 2, Backend: knit.BackendFutex}},
+		{"w2-futex", Config{Workers: 2, Park: knit.Park{Backend: knit.BackendFutex}}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			p := New(c.cfg)
@@ -331,7 +331,7 @@ func TestIdleWorkersPark(t *testing.T) {
 // within its spin.
 func TestSpinHits(t *testing.T) {
 	watchdog(t, 20*time.Second)
-	p := New(Config{Workers: 1, Spin: 20 * time.Millisecond})
+	p := New(Config{Workers: 1, Park: knit.Park{Spin: 20 * time.Millisecond}})
 	defer p.Close()
 	tk := NewTask(p, func(x int) int { return x })
 	for i := range 200 {
@@ -340,14 +340,14 @@ func TestSpinHits(t *testing.T) {
 	if s := p.Stats(); s.SpinHits == 0 {
 		t.Fatalf("no spin hit in 200 back-to-back calls: %+v", s)
 	}
-	p2 := New(Config{Workers: 1, Spin: -1})
+	p2 := New(Config{Workers: 1, Park: knit.Park{Spin: -1}})
 	defer p2.Close()
 	tk2 := NewTask(p2, func(x int) int { return x })
 	for i := range 50 {
 		tk2.Call(i).Wait(context.Background())
 	}
 	if s := p2.Stats(); s.SpinHits != 0 {
-		t.Fatalf("spin hits with Spin < 0: %+v", s)
+		t.Fatalf("spin hits with Park.Spin < 0: %+v", s)
 	}
 }
 
@@ -361,23 +361,44 @@ func TestSpinPolicy(t *testing.T) {
 		procs int
 		want  time.Duration
 	}{
-		{Config{Workers: 1}, 8, DefaultSpin},
-		{Config{Workers: 1}, minProcs, DefaultSpin},
+		{Config{Workers: 1}, 8, knit.DefaultWorkerSpin},
+		{Config{Workers: 1}, minProcs, knit.DefaultWorkerSpin},
 		{Config{Workers: 1}, minProcs - 1, 0},
 		{Config{}, 1, 0},        // GOMAXPROCS 1: one worker, too few Ps to spin
 		{Config{}, minProcs, 0}, // GOMAXPROCS workers: two or more park at once
 		{Config{Workers: 2}, 8, 0},
 		{Config{Workers: 15}, 64, 0},
-		{Config{Workers: 1, Spin: -1}, 8, 0},
-		{Config{Workers: 1, Spin: knit.NoSpin}, 8, 0},
-		{Config{Spin: -1}, 8, 0},
-		{Config{Spin: time.Millisecond}, 1, time.Millisecond},
-		{Config{Workers: 4, Spin: time.Millisecond}, 8, time.Millisecond},
+		{Config{Workers: 1, Park: knit.Park{Spin: -1}}, 8, 0},
+		{Config{Workers: 1, Park: knit.Park{Spin: knit.NoSpin}}, 8, 0},
+		{Config{Park: knit.Park{Spin: -1}}, 8, 0},
+		{Config{Park: knit.Park{Spin: time.Millisecond}}, 1, time.Millisecond},
+		{Config{Workers: 4, Park: knit.Park{Spin: time.Millisecond}}, 8, time.Millisecond},
 	} {
 		runtime.GOMAXPROCS(c.procs)
 		if got := c.cfg.spinFor(c.cfg.workers()); got != c.want {
 			t.Errorf("spinFor(%+v) at GOMAXPROCS %d = %v, want %v", c.cfg, c.procs, got, c.want)
 		}
+	}
+}
+
+// TestConfigPark: Config.Park.Backend is where the workers park, the zero
+// Config's is the Go scheduler, and the park itself never spins, whatever
+// Park.Spin says (the worker's own spin, spinForWork, comes before it).
+func TestConfigPark(t *testing.T) {
+	for _, c := range []struct {
+		cfg  Config
+		want knit.Backend
+	}{
+		{Config{}, knit.BackendAuto},
+		{Config{Workers: 1, Park: knit.Park{Spin: time.Millisecond}}, knit.BackendAuto},
+		{Config{Workers: 2, Park: knit.Park{Backend: knit.BackendFutex}}, knit.BackendFutex},
+		{Config{Workers: 1, Park: knit.Park{Spin: knit.NoSpin, Backend: knit.BackendFutex}}, knit.BackendFutex},
+	} {
+		p := New(c.cfg)
+		if p.park.Backend != c.want || p.park.Spin != knit.NoSpin {
+			t.Errorf("New(%+v) parks with %+v, want Backend %v and Spin knit.NoSpin", c.cfg, p.park, c.want)
+		}
+		p.Close()
 	}
 }
 
@@ -412,7 +433,7 @@ func TestConfigBounds(t *testing.T) {
 		{Config{Workers: 1, QueueSize: 1<<30 + 1}, "Config.QueueSize"},
 		{Config{Workers: 1, QueueSize: 1}, ""},
 		{Config{Workers: 3, QueueSize: 3}, ""},
-		{Config{Workers: 1, Spin: -5 * time.Second}, ""},
+		{Config{Workers: 1, Park: knit.Park{Spin: -5 * time.Second}}, ""},
 	} {
 		func() {
 			defer func() {
@@ -490,18 +511,18 @@ func TestNilFuncPanics(t *testing.T) {
 	}
 }
 
-// TestSpinNoneStopsWorkerSpin: under knit.SpinNone a worker never spins
+// TestHintNoneStopsWorkerSpin: under knit.HintNone a worker never spins
 // for work, even in a pool made with a spin budget before the choice
 // changed; and a pool made under none resolves its budget to zero.
-func TestSpinNoneStopsWorkerSpin(t *testing.T) {
+func TestHintNoneStopsWorkerSpin(t *testing.T) {
 	watchdog(t, 60*time.Second)
 	const budget = 20 * time.Second
-	p := New(Config{Workers: 1, Spin: budget})
+	p := New(Config{Workers: 1, Park: knit.Park{Spin: budget}})
 	defer p.Close()
-	if err := knit.SetSpin(knit.SpinNone); err != nil {
+	if err := knit.SetHint(knit.HintNone); err != nil {
 		t.Fatal(err)
 	}
-	defer knit.SetSpin(knit.SpinAuto)
+	defer knit.SetHint(knit.HintAuto)
 	// An idle worker's own spin would take the whole budget: the test's
 	// call of it must return at once (a bound of half the budget leaves
 	// any loaded machine room).
@@ -510,12 +531,12 @@ func TestSpinNoneStopsWorkerSpin(t *testing.T) {
 		t.Fatalf("spinForWork found a job in an idle pool: %v", j)
 	}
 	if el := time.Since(start); el >= budget/2 {
-		t.Errorf("spinForWork under SpinNone took %v of a %v budget", el, budget)
+		t.Errorf("spinForWork under HintNone took %v of a %v budget", el, budget)
 	}
-	q := New(Config{Workers: 1, Spin: budget})
+	q := New(Config{Workers: 1, Park: knit.Park{Spin: budget}})
 	defer q.Close()
 	if q.set.Load().spin != 0 {
-		t.Errorf("a pool made under SpinNone with Spin %v resolved it to %v, want 0", budget, q.set.Load().spin)
+		t.Errorf("a pool made under HintNone with Park.Spin %v resolved it to %v, want 0", budget, q.set.Load().spin)
 	}
 }
 

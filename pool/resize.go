@@ -101,7 +101,7 @@ func (s *workerSet) maybeNested() bool { return len(s.blocks) != 1 || s.b0.neste
 // its queue holds before it leaves (with stealing on, the others help).
 // Until then Stats counts it in Retiring, not Workers. The timer policy
 // and stealing follow the new size as they would at New: one worker
-// spins (see DefaultSpin) and does not steal. n must be 1 to MaxWorkers,
+// spins (see Config.Park) and does not steal. n must be 1 to MaxWorkers,
 // or Resize panics; after Close it does nothing.
 //
 // Resize may be called from a task, even one running on a worker it

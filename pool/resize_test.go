@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"runtime"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -467,7 +468,7 @@ func TestResizePinned(t *testing.T) {
 	if err != nil || avail.Len() == 0 {
 		t.Skip("no CPU set:", err)
 	}
-	cpus := avail.CPUs()
+	cpus := slices.Collect(avail.All())
 	var set affinity.CPUSet
 	set.Add(cpus...)
 	p := New(Config{Workers: 1, Pinning: Pinning{CPUs: set}})

@@ -3,6 +3,7 @@ package pool
 import (
 	"testing"
 
+	"github.com/knit-go/knit"
 	"github.com/knit-go/knit/internal/spinpolicy"
 )
 
@@ -12,7 +13,7 @@ import (
 func TestSpinPolicyAgrees(t *testing.T) {
 	spinpolicy.EachShape(func(cpus, procs int, spins bool) {
 		var cfg Config
-		want := DefaultSpin
+		want := knit.DefaultWorkerSpin
 		if !spins {
 			want = 0
 		}

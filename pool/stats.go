@@ -60,9 +60,9 @@ type Stats struct {
 // counter is a statistic written by one goroutine (its worker) and read
 // by Stats: the writer adds with a load and a release store, which needs
 // no locked instruction since nobody else writes it. sync/atomic's Store
-// would be one on amd64 (XCHG): with two counted per task, they were 14%
-// of the samples in pool.Go with one worker, each waiting for the
-// store buffer to drain behind the pop's publish.
+// would be one on amd64 (XCHG), which waits for the store buffer to drain
+// behind the pop's publish, and two are counted per task (BENCHMARKS.md,
+// "Pool", pool.Go against pond).
 type counter struct{ v atomic.Uint64 }
 
 func (c *counter) inc()         { relstore.Store(&c.v, c.v.Load()+1) }

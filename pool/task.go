@@ -46,7 +46,7 @@ func (l *freeList[E]) get() (*E, bool) {
 			return v, true
 		}
 	}
-	if v, ok := l.ring.TryPop(); ok {
+	if v, err := l.ring.TryPop(); err == nil {
 		return v, true
 	}
 	v, ok := l.spare.Get().(*E)
@@ -57,7 +57,7 @@ func (l *freeList[E]) put(v *E) {
 	if l.hot.Load() == nil && l.hot.CompareAndSwap(nil, v) {
 		return
 	}
-	if !l.ring.TryPush(v) {
+	if l.ring.TryPush(v) != nil {
 		l.spare.Put(v)
 	}
 }

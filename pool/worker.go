@@ -218,7 +218,7 @@ func (w *worker) next() job {
 	if st := p.state.Load(); st != stateOpen {
 		return w.nextClosing(st)
 	}
-	if j, ok := w.q.TryPop(); ok {
+	if j, err := w.q.TryPop(); err == nil {
 		w.popped(w.q)
 		return j
 	}
@@ -232,7 +232,7 @@ func (w *worker) next() job {
 		if v == w {
 			continue
 		}
-		if j, ok := v.q.TryPop(); ok {
+		if j, err := v.q.TryPop(); err == nil {
 			w.stolen.inc()
 			w.popped(v.q)
 			return j
@@ -250,7 +250,7 @@ func (w *worker) nextClosing(st uint32) job {
 	if st == stateAbandon {
 		return nil
 	}
-	if j, ok := w.q.TryPop(); ok {
+	if j, err := w.q.TryPop(); err == nil {
 		w.popped(w.q)
 		return j
 	}
@@ -261,7 +261,7 @@ func (w *worker) nextClosing(st uint32) job {
 	d := p.drain
 	for i := p.drainedUpTo(); i < len(d); i++ {
 		if v := d[i]; v != w {
-			if j, ok := v.q.TryPop(); ok {
+			if j, err := v.q.TryPop(); err == nil {
 				w.stolen.inc()
 				w.popped(v.q)
 				return j
@@ -328,16 +328,16 @@ func (w *worker) popped(q *knit.MPMC[job]) {
 
 // spinForWork polls for a task for up to budget, with the CPU's spin hint
 // between polls, and returns nil if none came or the pool is closing.
-// Under knit.SpinNone it returns nil at once: the budget was resolved
-// when the pool was made, and the spin choice may have changed since.
+// Under knit.HintNone it returns nil at once: the budget was resolved
+// when the pool was made, and the hint choice may have changed since.
 //
 // It yields the P when it starts and every spinYield after. A spinning
 // goroutine holds its P, and whatever became runnable on that P waits
 // behind it until another P steals it, which takes a thread wake when the
 // other Ps are idle: the caller this worker's ring just readied, or one
-// that yielded in Future.Wait. Without the yields, one-at-a-time
-// Call+Wait with a 50 µs spin took 58 µs/call on a 2-vCPU machine (the
-// caller waited out the spin every time); with them, 1.5-2 µs.
+// that yielded in Future.Wait. Without the yields that caller waited out
+// the whole spin every time (BENCHMARKS.md, "Pool: a spinning worker's
+// polls and yields").
 func (w *worker) spinForWork(budget time.Duration) job {
 	if spinpolicy.Off() {
 		return nil
@@ -368,14 +368,15 @@ func (w *worker) spinForWork(budget time.Duration) job {
 }
 
 // spinPause is the number of spin hints between two polls of the queues:
-// about 70 ns at an 18 ns PAUSE (a 2-vCPU machine), a quarter of a cache-line
-// round trip between cores, so a publish is seen promptly while the
-// poller leaves the line to the submitter most of the time.
+// a fraction of a cache-line round trip between cores, so a publish is
+// seen promptly while the poller leaves the line to the submitter most of
+// the time (BENCHMARKS.md, "Pool: a spinning worker's polls and yields").
 const spinPause = 4
 
 // spinYield is how long a spinning worker holds its P between yields:
 // a goroutine readied onto that P waits at most this long for it, and a
-// yield with nothing else runnable costs about 0.1 µs.
+// yield with nothing else runnable costs a small fraction of it
+// (BENCHMARKS.md, "Pool: a spinning worker's polls and yields").
 const spinYield = 10 * time.Microsecond
 
 // drained reports whether every queue this worker takes from is empty.
@@ -396,7 +397,7 @@ func (w *worker) drained() bool {
 // queue.
 func (w *worker) runDry() {
 	for w.q.Len() > 0 && w.p.state.Load() != stateAbandon {
-		if j, ok := w.q.TryPop(); ok {
+		if j, err := w.q.TryPop(); err == nil {
 			w.popped(w.q)
 			w.run(j)
 		} else {
@@ -433,7 +434,8 @@ func (w *worker) goPanicked(v any) {
 func (w *worker) abandonQueued() int {
 	n := 0
 	for w.q.Len() > 0 {
-		j, ok := w.q.TryPop()
+		j, err := w.q.TryPop()
+		ok := err == nil
 		if !ok {
 			// A submitter claimed a position before Close and is still
 			// writing it; it finishes in a few instructions.

@@ -17,6 +17,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/knit-go/knit"
 	"github.com/knit-go/knit/internal/cputime"
 )
 
@@ -24,8 +25,9 @@ import (
 // one-way throughput for 64 B, 4 KiB and 64 KiB messages, over
 //
 //	shm         two processes, two rings, the default spin (none below
-//	            four Ps or CPUs, DefaultSpin otherwise)
-//	shm-spin    the same with SetSpin(DefaultSpin) on both sides
+//	            four Ps or CPUs, knit.DefaultWorkerSpin otherwise)
+//	shm-spin    the same with knit.Park{Spin: knit.DefaultWorkerSpin}
+//	            on both sides
 //	unix        a unix-domain stream socket pair (net.Conn in the parent)
 //	pipe        two pipes
 //	tcp         loopback TCP, 127.0.0.1
@@ -84,7 +86,7 @@ func runBench(b *testing.B, tr string, size int, roundTrip bool) {
 	case "shm":
 		l = shmLink(b, mode, 0)
 	case "shm-spin":
-		l = shmLink(b, mode, DefaultSpin)
+		l = shmLink(b, mode, knit.DefaultWorkerSpin)
 	case "inproc":
 		l = inprocLink(b, mode)
 	default:
@@ -141,16 +143,15 @@ func childCPU(c *child) time.Duration {
 
 func shmLink(b *testing.B, mode string, s time.Duration) link {
 	region := newRegion(b, 2*RingSize(benchCap))
-	out, err := CreateRing(region, 0, benchCap, Producer)
+	park := knit.Park{Spin: s}
+	out, err := CreateRing(region, 0, benchCap, Producer, park)
 	if err != nil {
 		b.Fatal(err)
 	}
-	in, err := CreateRing(region, RingSize(benchCap), benchCap, Consumer)
+	in, err := CreateRing(region, RingSize(benchCap), benchCap, Consumer, park)
 	if err != nil {
 		b.Fatal(err)
 	}
-	out.SetSpin(s)
-	in.SetSpin(s)
 	c := startChild(b, "bench-"+mode+"-shm", region, "KNIT_SHM_TEST_OFF=0",
 		"KNIT_SHM_TEST_OFF2="+strconv.Itoa(RingSize(benchCap)), "KNIT_SHM_TEST_SPIN="+strconv.Itoa(int(s)))
 	ctx := context.Background()

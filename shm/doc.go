@@ -30,15 +30,21 @@
 //
 // # Blocking
 //
-// A blocking call spins for the ring's spin budget (SetSpin; by default
-// DefaultSpin on four or more Ps and CPUs, none on less), then sleeps in
-// the kernel on a futex word in the region: the only wait another process
+// A blocking call spins for its end's spin budget, then sleeps in the
+// kernel on a futex word in the region: the only wait another process
 // can end. The other side wakes it only when it is asleep, so a busy ring
 // makes no system calls. Like any blocking system call, the sleep holds
 // its OS thread. A sleeping call checks the peer's process every 50 ms,
 // so it returns ErrPeerDead within about that long of the peer's death
 // (at once for Workers, which reap their children). Builds with the
 // knit_futex_fallback tag poll instead, sleeping 50 µs to 1 ms at a time.
+//
+// The budget is the Spin of the knit.Park given to CreateRing or
+// AttachRing, or WorkerConfig.Park for Workers, read as every knit budget
+// is (see knit.DefaultSpin): zero is knit.DefaultWorkerSpin where a
+// default spins at all (for Workers, only with one worker), knit.NoSpin
+// never spins. Park.Backend, which picks where a goroutine sleeps within
+// one process, has no meaning across processes and is ignored.
 //
 // A call whose context is already done does nothing and returns
 // ctx.Err(), even when it would not have had to wait: Send sends nothing,

@@ -13,6 +13,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/knit-go/knit"
 )
 
 // RunTestChild runs the child mode named by KNIT_SHM_TEST_CHILD, if any,
@@ -135,11 +137,7 @@ func runChild(mode string) error {
 	}
 	defer region.Close()
 	attach := func(off int, role Role) (*Ring, error) {
-		r, err := AttachRing(region, off, role)
-		if err == nil {
-			r.SetSpin(spin)
-		}
-		return r, err
+		return AttachRing(region, off, role, knit.Park{Spin: spin})
 	}
 
 	switch mode {

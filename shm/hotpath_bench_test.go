@@ -38,11 +38,11 @@ func BenchmarkSendRecv(b *testing.B) {
 			p, c := pair(b, 1<<12)
 			msg, buf := make([]byte, size), make([]byte, size)
 			for b.Loop() {
-				if ok, err := p.TrySend(msg); !ok || err != nil {
-					b.Fatal(ok, err)
+				if err := p.TrySend(msg); err != nil {
+					b.Fatal(err)
 				}
-				if _, ok, err := c.TryRecv(buf); !ok || err != nil {
-					b.Fatal(ok, err)
+				if _, err := c.TryRecv(buf); err != nil {
+					b.Fatal(err)
 				}
 			}
 		})

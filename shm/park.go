@@ -43,8 +43,8 @@ import (
 // until its ctx ends, as a socket would.
 
 // parkSlice bounds one futex sleep: the latency of noticing a dead peer,
-// and the idle cost of a blocked call (20 timer wakes a second, each a few
-// µs of CPU: under 0.01% of a core).
+// and the idle cost of a blocked call, one timer wake per slice, which is
+// negligible (BENCHMARKS.md, "Shared memory between processes").
 const parkSlice = 50 * time.Millisecond
 
 // Polling when this build has no process-shared futex (the

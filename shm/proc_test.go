@@ -144,8 +144,9 @@ func TestProcessEchoThreeChildren(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		out.SetSpin(0) // more processes than cores: spinning only steals
-		in.SetSpin(0)
+		// Both ends, and the child's, take the default budget: no spin
+		// below four Ps or CPUs, where more processes than cores would
+		// make spinning only steal.
 		maxLen := out.MaxMessage()
 		seed := uint64(100 + k)
 		c := startChild(t, "echo", region, "KNIT_SHM_TEST_OFF="+strconv.Itoa(2*k*size),
@@ -200,7 +201,6 @@ func TestPeerKilled(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		r.SetSpin(0)
 		maxLen := r.MaxMessage()
 		c := startChild(t, "produce-forever", region, streamEnv(0, 0, seed, maxLen)...)
 		buf, scratch := make([]byte, maxLen), make([]byte, maxLen)
@@ -243,7 +243,6 @@ func TestPeerKilled(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		p.SetSpin(0)
 		c := startChild(t, "stall", region, "KNIT_SHM_TEST_ROLE="+strconv.Itoa(int(Consumer)))
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 		defer cancel()
@@ -328,11 +327,10 @@ func TestAttachEndOfDeadHolder(t *testing.T) {
 	needProcesses(t)
 	watchdog(t, 60*time.Second)
 	region := newRegion(t, RingSize(1024))
-	p, err := CreateRing(region, 0, 1024, Producer)
+	p, err := CreateRing(region, 0, 1024, Producer, knit.Park{Spin: knit.NoSpin})
 	if err != nil {
 		t.Fatal(err)
 	}
-	p.SetSpin(knit.NoSpin)
 	c := startChild(t, "stall", region, "KNIT_SHM_TEST_ROLE="+strconv.Itoa(int(Consumer)))
 	waitFor(t, "the child attached", func() bool { return p.PeerPid() == c.cmd.Process.Pid }, p.debugState)
 	if err := p.Send(context.Background(), []byte("kept")); err != nil {

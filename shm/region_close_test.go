@@ -41,18 +41,19 @@ func TestRegionCloseWhileBlocked(t *testing.T) {
 // returns.
 func isClosed(err error) bool { return errors.Is(err, ErrClosed) || errors.Is(err, ErrRegionClosed) }
 
-// regionPair makes a region holding one ring, with both ends, for a
-// child: pair's region goes with the test that made it.
-func regionPair(capacity int) (*Region, *Ring, *Ring, error) {
+// regionPair makes a region holding one ring, with both ends (the
+// producer's with pp, the consumer's with cp), for a child: pair's region
+// goes with the test that made it.
+func regionPair(capacity int, pp, cp knit.Park) (*Region, *Ring, *Ring, error) {
 	region, err := Create("close", RingSize(capacity))
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	p, err := CreateRing(region, 0, capacity, Producer)
+	p, err := CreateRing(region, 0, capacity, Producer, pp)
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	c, err := AttachRing(region, 0, Consumer)
+	c, err := AttachRing(region, 0, Consumer, cp)
 	if err != nil {
 		return nil, nil, nil, err
 	}
@@ -64,18 +65,19 @@ func closeWhileBlocked(tc string) error {
 	if tc == "stress" {
 		return closeStress()
 	}
-	region, p, c, err := regionPair(1024)
+	noSpin, cp := knit.Park{Spin: knit.NoSpin}, knit.Park{Spin: knit.NoSpin}
+	if tc == "spin" {
+		// Blocked in the spin phase, which sleeps on nothing a bell
+		// could ring: Close must still end it promptly.
+		cp.Spin = time.Hour
+	}
+	region, p, c, err := regionPair(1024, noSpin, cp)
 	if err != nil {
 		return err
 	}
-	p.SetSpin(knit.NoSpin)
-	c.SetSpin(knit.NoSpin)
 	ctx := context.Background()
 	fill := func() {
-		for {
-			if ok, _ := p.TrySend(make([]byte, 100)); !ok {
-				return
-			}
+		for p.TrySend(make([]byte, 100)) == nil {
 		}
 	}
 	var call func() error
@@ -85,9 +87,6 @@ func closeWhileBlocked(tc string) error {
 	case "peek":
 		call = func() error { _, err := c.Peek(ctx); return err }
 	case "spin":
-		// Blocked in the spin phase, which sleeps on nothing a bell
-		// could ring: Close must still end it promptly.
-		c.SetSpin(time.Hour)
 		call = func() error { _, err := c.Recv(ctx, make([]byte, 8)); return err }
 	case "send":
 		fill()
@@ -133,7 +132,7 @@ func closeWhileBlocked(tc string) error {
 	if _, err := c.Recv(ctx, buf); !errors.Is(err, ErrRegionClosed) || !errors.Is(err, ErrClosed) {
 		return fmt.Errorf("Recv after Close: %v, want ErrRegionClosed and ErrClosed", err)
 	}
-	if _, _, err := c.TryRecv(buf); !errors.Is(err, ErrRegionClosed) {
+	if _, err := c.TryRecv(buf); !errors.Is(err, ErrRegionClosed) {
 		return fmt.Errorf("TryRecv after Close: %v", err)
 	}
 	if _, err := c.Peek(ctx); !errors.Is(err, ErrRegionClosed) {
@@ -142,7 +141,7 @@ func closeWhileBlocked(tc string) error {
 	if err := c.Release(); !errors.Is(err, ErrRegionClosed) {
 		return fmt.Errorf("Release after Close: %v", err)
 	}
-	if _, err := p.TrySend(buf); !errors.Is(err, ErrRegionClosed) {
+	if err := p.TrySend(buf); !errors.Is(err, ErrRegionClosed) {
 		return fmt.Errorf("TrySend after Close: %v", err)
 	}
 	if err := p.Send(ctx, buf); !errors.Is(err, ErrRegionClosed) {
@@ -179,13 +178,11 @@ func closeStress() error {
 	rng := rand.New(rand.NewPCG(3, 4))
 	var received int
 	for round := range rounds {
-		region, p, c, err := regionPair(256)
+		park := knit.Park{Spin: []time.Duration{knit.NoSpin, 0, 5 * time.Microsecond}[round%3]}
+		region, p, c, err := regionPair(256, park, park)
 		if err != nil {
 			return err
 		}
-		spin := []time.Duration{knit.NoSpin, 0, 5 * time.Microsecond}[round%3]
-		p.SetSpin(spin)
-		c.SetSpin(spin)
 		ctx := context.Background()
 		var sent atomic.Uint64
 		errs := make(chan error, 3)
@@ -201,9 +198,8 @@ func closeStress() error {
 				case 0:
 					err = p.Send(ctx, msg[:n])
 				case 1:
-					var ok bool
-					for !ok && err == nil {
-						ok, err = p.TrySend(msg[:n])
+					for err = knit.ErrFull; err == knit.ErrFull; {
+						err = p.TrySend(msg[:n])
 					}
 				case 2:
 					if _, err = p.Reserve(ctx, n); err == nil {
@@ -229,10 +225,9 @@ func closeStress() error {
 					n, err = c.Recv(ctx, buf)
 					m = buf[:n]
 				case 1:
-					var ok bool
 					var n int
-					for !ok && err == nil {
-						n, ok, err = c.TryRecv(buf)
+					for err = knit.ErrEmpty; err == knit.ErrEmpty; {
+						n, err = c.TryRecv(buf)
 					}
 					m = buf[:n]
 				case 2:

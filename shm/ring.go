@@ -9,6 +9,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/knit-go/knit"
 	"github.com/knit-go/knit/internal/spinpolicy"
 )
 
@@ -20,6 +21,17 @@ import (
 // One goroutine at a time may use an end's sending (or receiving)
 // methods; Close, Len and the accessors may be called from any goroutine,
 // and Close wakes a goroutine blocked on the same end.
+//
+// The methods follow knit's conventions, with Send and Recv as shm's
+// words for byte messages where knit's rings say Push and Pop. TrySend
+// and TryRecv never block: they return nil when they moved a message,
+// knit.ErrFull (TrySend: no room now) or knit.ErrEmpty (TryRecv: no
+// message now) where they would have had to wait, and otherwise one of
+// the errors of this package: ErrClosed once the ring is closed (a
+// consumer first receives what was sent before the producer closed),
+// which matches knit.ErrClosed as well, or ErrTooLarge, ErrShortBuffer,
+// ErrWrongSide, ErrCorrupt. The blocking calls (Send, Recv, Reserve,
+// Peek) spin, then sleep, as the end's knit.Park says: see CreateRing.
 type Ring struct {
 	// Fixed at creation.
 	region   *Region
@@ -52,9 +64,9 @@ type Ring struct {
 	resv    bool
 	resvAt  uint32
 	resvMax int
-	peeked  uint32 // bytes of the record the last Peek returned, for Release; 0: none
-	err     error  // latched ErrCorrupt: a ring the peer broke stays broken
-	spin    time.Duration
+	peeked  uint32        // bytes of the record the last Peek returned, for Release; 0: none
+	err     error         // latched ErrCorrupt: a ring the peer broke stays broken
+	spin    time.Duration // the resolved spin budget of the blocking calls (0: none)
 
 	// Any goroutine.
 	//
@@ -96,7 +108,9 @@ func (r Role) String() string {
 var (
 	// ErrClosed: this end was closed, or the peer closed its end (a
 	// consumer first receives everything sent before the close).
-	ErrClosed = errors.New("shm: ring closed")
+	// errors.Is(ErrClosed, knit.ErrClosed) is true as well, so code that
+	// handles a closed knit ring handles a closed shm ring.
+	ErrClosed error = closedError{}
 	// ErrCorrupt: the header or an index or length in shared memory is
 	// invalid. The ring stays broken: every later call returns it.
 	ErrCorrupt = errors.New("shm: ring corrupt")
@@ -105,8 +119,8 @@ var (
 	ErrPeerDead = errors.New("shm: peer process died")
 	// ErrTooLarge: a message longer than MaxMessage.
 	ErrTooLarge = errors.New("shm: message too large for the ring")
-	// ErrShortBuffer: Recv's buffer is smaller than the next message,
-	// which stays in the ring; Recv returns its length.
+	// ErrShortBuffer: the buffer of Recv or TryRecv is smaller than the
+	// next message, which stays in the ring; the call returns its length.
 	ErrShortBuffer = errors.New("shm: buffer too small for the message")
 	// ErrWrongSide: a producer method on a consumer end or the reverse,
 	// or a call out of order (Commit without Reserve, Send while a
@@ -114,21 +128,17 @@ var (
 	ErrWrongSide = errors.New("shm: operation not valid on this end of the ring")
 )
 
+type closedError struct{}
+
+func (closedError) Error() string        { return "shm: ring closed" }
+func (closedError) Is(target error) bool { return target == knit.ErrClosed }
+
 // Bits of Ring.state.
 const (
 	stateClosed = 1 << 0 // Close was called on this end
 	stateGone   = 1 << 1 // the region is closing: no call may touch the mapping any more
 	stateCall   = 1 << 2 // one call inside the mapping
 )
-
-// DefaultSpin is how long a blocking call spins before it sleeps when its
-// budget is 0, where a default spins at all (knit.NoSpin states the rule:
-// four or more Ps and CPUs): the budget of Knitting
-// (github.com/mimiMonads/knitting) for a single worker. A reply that
-// comes within it is caught without a futex wake and wait; on a smaller
-// machine the spinner would hold the core its peer needs (BENCHMARKS.md,
-// "Shared memory between processes").
-const DefaultSpin = 50 * time.Microsecond
 
 // errGone is what a call on an end of a closed region returns.
 var errGone = fmt.Errorf("%w: %w", ErrRegionClosed, ErrClosed)
@@ -141,7 +151,17 @@ var errGone = fmt.Errorf("%w: %w", ErrRegionClosed, ErrClosed)
 // no more than capacity minus the message's record (its length rounded
 // up to 8, plus 8). The other end is taken with AttachRing, usually in
 // another process.
-func CreateRing(region *Region, offset, capacity int, role Role) (*Ring, error) {
+//
+// park, at most one (more panics), says how the end's blocking calls
+// wait: they spin for park.Spin, then sleep. Spin reads as every knit
+// budget (see knit.DefaultSpin): zero is knit.DefaultWorkerSpin where a
+// default spins at all, knit.NoSpin sleeps at once. The sleep is on a
+// process-shared futex word in the region, the only sleep another
+// process can end (a build without one polls: see the package doc),
+// whatever park.Backend says: Backend chooses where a goroutine sleeps
+// within one process, and shm ignores it.
+func CreateRing(region *Region, offset, capacity int, role Role, park ...knit.Park) (*Ring, error) {
+	spin := ringSpin("CreateRing", park)
 	if capacity < MinCapacity || capacity > MaxCapacity || bits.OnesCount64(uint64(capacity)) != 1 {
 		return nil, fmt.Errorf("shm: CreateRing: capacity %d is not a power of two in [%d, %d]", capacity, MinCapacity, MaxCapacity)
 	}
@@ -155,7 +175,7 @@ func CreateRing(region *Region, offset, capacity int, role Role) (*Ring, error) 
 	}
 	clear(ring[:headerSize])
 	writeLayout(ring, ourLayout(uint32(capacity)))
-	r := newRing(region, ring, uint32(capacity), role)
+	r := newRing(region, ring, uint32(capacity), role, spin)
 	r.ownPid.Store(uint32(os.Getpid()))
 	region.rings = append(region.rings, r)
 	return r, nil
@@ -165,8 +185,10 @@ func CreateRing(region *Region, offset, capacity int, role Role) (*Ring, error) 
 // CreateRing in this or another process, and returns its role end. Each
 // end can be held by one Ring at a time: attaching an end that a live
 // process holds fails with ErrWrongSide; an end whose holder has exited
-// can be taken again. Validation failures wrap ErrCorrupt.
-func AttachRing(region *Region, offset int, role Role) (*Ring, error) {
+// can be taken again. Validation failures wrap ErrCorrupt. park is as
+// for CreateRing: each end has its own.
+func AttachRing(region *Region, offset int, role Role, park ...knit.Park) (*Ring, error) {
+	spin := ringSpin("AttachRing", park)
 	if err := lockRegion(region); err != nil {
 		return nil, fmt.Errorf("shm: AttachRing: %w", err)
 	}
@@ -180,7 +202,7 @@ func AttachRing(region *Region, offset int, role Role) (*Ring, error) {
 		return nil, fmt.Errorf("shm: AttachRing at offset %d: %w", offset, err)
 	}
 	ring = region.mem[offset : offset+RingSize(int(capacity))]
-	r := newRing(region, ring, capacity, role)
+	r := newRing(region, ring, capacity, role, spin)
 	me := uint32(os.Getpid())
 	if err := r.takeEnd(me); err != nil {
 		return nil, fmt.Errorf("shm: AttachRing: %w", err)
@@ -205,6 +227,20 @@ func AttachRing(region *Region, offset int, role Role) (*Ring, error) {
 	}
 	region.rings = append(region.rings, r)
 	return r, nil
+}
+
+// ringSpin is the spin budget of an end's blocking calls, resolved from
+// the optional Park that fn (CreateRing or AttachRing) was given.
+func ringSpin(fn string, park []knit.Park) time.Duration {
+	var p knit.Park
+	switch len(park) {
+	case 0:
+	case 1:
+		p = park[0]
+	default:
+		panic("shm: " + fn + " takes at most one knit.Park")
+	}
+	return spinpolicy.Resolve(p.Spin, knit.DefaultWorkerSpin)
 }
 
 // takeEnd writes this process's pid into the end's slot: free (0), or
@@ -270,7 +306,7 @@ func ringBytes(region *Region, offset, size int, role Role) ([]byte, error) {
 	return region.mem[offset : offset+size], nil
 }
 
-func newRing(region *Region, ring []byte, capacity uint32, role Role) *Ring {
+func newRing(region *Region, ring []byte, capacity uint32, role Role, spin time.Duration) *Ring {
 	r := &Ring{
 		region:    region,
 		ring:      ring[:headerSize:headerSize],
@@ -286,7 +322,7 @@ func newRing(region *Region, ring []byte, capacity uint32, role Role) *Ring {
 		dataWake:  word(ring, offDataWake),
 		spaceWait: word(ring, offSpaceWaiting),
 		spaceWake: word(ring, offSpaceWake),
-		spin:      spinpolicy.Resolve(0, DefaultSpin),
+		spin:      spin,
 	}
 	if role == Producer {
 		r.ownPid, r.peerPid = word(ring, offProdPid), word(ring, offConsPid)
@@ -340,12 +376,6 @@ func (r *Ring) Len() int {
 	}
 	return int(n)
 }
-
-// SetSpin sets how long the blocking calls spin before they sleep: d > 0
-// spins for d; 0 restores the default (DefaultSpin, where a default
-// spins: see knit.NoSpin); knit.NoSpin, or any negative d, sleeps at
-// once. Call it before the end is used, from the goroutine that uses it.
-func (r *Ring) SetSpin(d time.Duration) { r.spin = spinpolicy.Resolve(d, DefaultSpin) }
 
 // PeerPid is the process id the other end wrote when it took its end,
 // or 0 while nobody holds it (or once the region is closed).

@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/binary"
 	"fmt"
+
+	"github.com/knit-go/knit"
 )
 
 // The record operations. Each end keeps its own index in r.pos and a
@@ -103,28 +105,31 @@ func (r *Ring) reserved() []byte {
 	return r.data[a : a+r.resvMax : a+r.resvMax]
 }
 
-// TrySend copies p into the ring as one message if there is room now,
-// and reports whether it did. It never blocks, and when it does not send
-// it changes nothing. A full ring is (false, nil); a message longer than
-// MaxMessage is ErrTooLarge.
-func (r *Ring) TrySend(p []byte) (bool, error) {
+// TrySend copies p into the ring as one message if there is room now.
+// It never blocks, and when it does not send it changes nothing: a ring
+// without room for p now is knit.ErrFull, a message longer than
+// MaxMessage is ErrTooLarge, and with either end closed it is ErrClosed.
+func (r *Ring) TrySend(p []byte) error {
 	if err := r.enter(); err != nil {
-		return false, err
+		return err
 	}
 	ok, err := r.tryReserve(len(p))
 	if ok {
 		copy(r.reserved(), p)
 		err = r.commit(len(p))
+	} else if err == nil {
+		err = knit.ErrFull
 	}
 	r.leave()
-	return ok && err == nil, err
+	return err
 }
 
 // Send copies p into the ring as one message, waiting while the ring is
-// full: it spins for the spin budget, then sleeps until the consumer
-// makes room, ctx ends (ctx.Err()), either end closes (ErrClosed) or the
-// consumer's process dies (ErrPeerDead). With a ctx already done it
-// sends nothing and returns ctx.Err(), even when there is room.
+// full: it spins for the end's spin budget (its knit.Park), then sleeps
+// until the consumer makes room, ctx ends (ctx.Err()), either end closes
+// (ErrClosed) or the consumer's process dies (ErrPeerDead). With a ctx
+// already done it sends nothing and returns ctx.Err(), even when there
+// is room.
 func (r *Ring) Send(ctx context.Context, p []byte) error {
 	if err := ctx.Err(); err != nil {
 		return err
@@ -257,39 +262,44 @@ func (r *Ring) release(n uint32) {
 }
 
 // TryRecv copies the next message into buf if one is there now, and
-// returns its length. It never blocks: an empty ring is (0, false, nil).
-// If buf is too short it returns the message's length and ErrShortBuffer,
-// and the message stays in the ring.
-func (r *Ring) TryRecv(buf []byte) (int, bool, error) {
+// returns its length. It never blocks: an empty ring is knit.ErrEmpty,
+// and one that is empty and closed is ErrClosed. If buf is too short it
+// returns the message's length and ErrShortBuffer, and the message stays
+// in the ring.
+func (r *Ring) TryRecv(buf []byte) (int, error) {
 	if err := r.enter(); err != nil {
-		return 0, false, err
+		return 0, err
 	}
 	defer r.leave()
 	p, rec, err := r.tryPeek()
-	if rec == 0 || err != nil {
-		return 0, false, err
+	if err != nil {
+		return 0, err
+	}
+	if rec == 0 {
+		return 0, knit.ErrEmpty
 	}
 	return r.take(buf, p, rec)
 }
 
-func (r *Ring) take(buf, p []byte, rec uint32) (int, bool, error) {
+func (r *Ring) take(buf, p []byte, rec uint32) (int, error) {
 	if len(buf) < len(p) {
-		return len(p), false, fmt.Errorf("%w: %d-byte message, %d-byte buffer", ErrShortBuffer, len(p), len(buf))
+		return len(p), fmt.Errorf("%w: %d-byte message, %d-byte buffer", ErrShortBuffer, len(p), len(buf))
 	}
 	n := copy(buf, p)
 	r.peeked = 0
 	r.release(rec)
-	return n, true, nil
+	return n, nil
 }
 
 // Recv copies the next message into buf and returns its length, waiting
-// while the ring is empty: it spins for the spin budget, then sleeps
-// until a message arrives, ctx ends (ctx.Err()), the producer's process
-// dies (ErrPeerDead) or either end closes (ErrClosed; the producer's
-// Close only after everything it sent has been received). If buf is too
-// short it returns the message's length and ErrShortBuffer, and the
-// message stays in the ring. With a ctx already done it takes nothing
-// and returns ctx.Err(), even when a message is there.
+// while the ring is empty: it spins for the end's spin budget (its
+// knit.Park), then sleeps until a message arrives, ctx ends (ctx.Err()),
+// the producer's process dies (ErrPeerDead) or either end closes
+// (ErrClosed; the producer's Close only after everything it sent has been
+// received). If buf is too short it returns the message's length and
+// ErrShortBuffer, and the message stays in the ring. With a ctx already
+// done it takes nothing and returns ctx.Err(), even when a message is
+// there.
 func (r *Ring) Recv(ctx context.Context, buf []byte) (int, error) {
 	if err := ctx.Err(); err != nil {
 		return 0, err
@@ -302,8 +312,7 @@ func (r *Ring) Recv(ctx context.Context, buf []byte) (int, error) {
 	if err != nil {
 		return 0, err
 	}
-	n, _, err := r.take(buf, p, rec)
-	return n, err
+	return r.take(buf, p, rec)
 }
 
 // next waits for the next message.

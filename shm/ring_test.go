@@ -6,9 +6,12 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"strings"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/knit-go/knit"
 )
 
 func TestCreateRingErrors(t *testing.T) {
@@ -95,13 +98,13 @@ func TestAttachRingValidates(t *testing.T) {
 func TestWrongSide(t *testing.T) {
 	p, c := pair(t, 1024)
 	ctx := context.Background()
-	if _, err := c.TrySend(nil); !errors.Is(err, ErrWrongSide) {
+	if err := c.TrySend(nil); !errors.Is(err, ErrWrongSide) {
 		t.Errorf("consumer TrySend: %v", err)
 	}
 	if err := c.Send(ctx, nil); !errors.Is(err, ErrWrongSide) {
 		t.Errorf("consumer Send: %v", err)
 	}
-	if _, _, err := p.TryRecv(nil); !errors.Is(err, ErrWrongSide) {
+	if _, err := p.TryRecv(nil); !errors.Is(err, ErrWrongSide) {
 		t.Errorf("producer TryRecv: %v", err)
 	}
 	if _, err := p.Peek(ctx); !errors.Is(err, ErrWrongSide) {
@@ -116,7 +119,7 @@ func TestWrongSide(t *testing.T) {
 	if _, err := p.Reserve(ctx, 10); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := p.TrySend([]byte("x")); !errors.Is(err, ErrWrongSide) {
+	if err := p.TrySend([]byte("x")); !errors.Is(err, ErrWrongSide) {
 		t.Errorf("TrySend with a reservation outstanding: %v", err)
 	}
 	if err := p.Commit(11); !errors.Is(err, ErrWrongSide) {
@@ -125,7 +128,7 @@ func TestWrongSide(t *testing.T) {
 	if err := p.Commit(3); err != nil {
 		t.Errorf("Commit(3): %v", err)
 	}
-	if _, err := p.TrySend(make([]byte, 1017)); !errors.Is(err, ErrTooLarge) {
+	if err := p.TrySend(make([]byte, 1017)); !errors.Is(err, ErrTooLarge) {
 		t.Errorf("oversized message: %v, want ErrTooLarge", err)
 	}
 }
@@ -144,12 +147,13 @@ func (m *model) send(msg []byte) bool {
 	m.t.Helper()
 	fits := m.bytes()+recordHeader+align8(uint32(len(msg))) <= m.p.capacity
 	before := snapshot(m.p)
-	ok, err := m.p.TrySend(msg)
-	if err != nil {
+	err := m.p.TrySend(msg)
+	if err != nil && err != knit.ErrFull {
 		m.t.Fatalf("TrySend(%d bytes): %v", len(msg), err)
 	}
+	ok := err == nil
 	if ok != fits {
-		m.t.Fatalf("TrySend(%d bytes) = %v with %d bytes queued in %d", len(msg), ok, m.bytes(), m.p.capacity)
+		m.t.Fatalf("TrySend(%d bytes) = %v with %d bytes queued in %d", len(msg), err, m.bytes(), m.p.capacity)
 	}
 	if ok {
 		m.q = append(m.q, bytes.Clone(msg))
@@ -169,15 +173,15 @@ func snapshot(p *Ring) string {
 
 func (m *model) recv() bool {
 	m.t.Helper()
-	n, ok, err := m.c.TryRecv(m.buf)
-	if err != nil {
-		m.t.Fatalf("TryRecv: %v", err)
-	}
-	if !ok {
+	n, err := m.c.TryRecv(m.buf)
+	if err == knit.ErrEmpty {
 		if len(m.q) != 0 {
 			m.t.Fatalf("TryRecv found nothing with %d messages queued", len(m.q))
 		}
 		return false
+	}
+	if err != nil {
+		m.t.Fatalf("TryRecv: %v", err)
 	}
 	if len(m.q) == 0 {
 		m.t.Fatalf("TryRecv found a %d-byte message in an empty ring", n)
@@ -300,40 +304,41 @@ func TestRingEveryPosition(t *testing.T) {
 func TestEmptyRingTakesMaxMessage(t *testing.T) {
 	p, c := pair(t, 64)
 	buf := make([]byte, 64)
-	if ok, err := p.TrySend([]byte{1}); !ok || err != nil {
-		t.Fatal(ok, err)
+	if err := p.TrySend([]byte{1}); err != nil {
+		t.Fatal(err)
 	}
-	if _, ok, err := c.TryRecv(buf); !ok || err != nil {
-		t.Fatal(ok, err)
+	if _, err := c.TryRecv(buf); err != nil {
+		t.Fatal(err)
 	}
 	for i := range 3 {
-		if ok, err := p.TrySend(make([]byte, 56)); !ok || err != nil {
-			t.Fatalf("try %d: TrySend of MaxMessage (56) into an empty ring: %v, %v", i, ok, err)
+		if err := p.TrySend(make([]byte, 56)); err != nil {
+			t.Fatalf("try %d: TrySend of MaxMessage (56) into an empty ring: %v", i, err)
 		}
 		if p.Len() != 64 {
 			t.Errorf("Len %d with one 56-byte message, want 64", p.Len())
 		}
-		if n, ok, err := c.TryRecv(buf); !ok || err != nil || n != 56 {
-			t.Fatalf("TryRecv: %d, %v, %v", n, ok, err)
+		if n, err := c.TryRecv(buf); err != nil || n != 56 {
+			t.Fatalf("TryRecv: %d, %v", n, err)
 		}
 	}
-	// A full ring refuses, and the refusal changes nothing.
-	if ok, err := p.TrySend(make([]byte, 40)); !ok || err != nil {
-		t.Fatal(ok, err)
+	// A full ring refuses with knit.ErrFull, and the refusal changes
+	// nothing.
+	if err := p.TrySend(make([]byte, 40)); err != nil {
+		t.Fatal(err)
 	}
 	for range 3 {
-		if ok, err := p.TrySend(make([]byte, 40)); ok || err != nil {
-			t.Fatalf("TrySend into a full ring: %v, %v", ok, err)
+		if err := p.TrySend(make([]byte, 40)); err != knit.ErrFull {
+			t.Fatalf("TrySend into a full ring: %v, want knit.ErrFull", err)
 		}
 		if p.Len() != 48 {
 			t.Fatalf("Len %d after a refused TrySend, want 48", p.Len())
 		}
 	}
-	if n, ok, err := c.TryRecv(buf); !ok || err != nil || n != 40 {
-		t.Fatalf("TryRecv: %d, %v, %v", n, ok, err)
+	if n, err := c.TryRecv(buf); err != nil || n != 40 {
+		t.Fatalf("TryRecv: %d, %v", n, err)
 	}
-	if ok, err := p.TrySend(make([]byte, 40)); !ok || err != nil {
-		t.Fatalf("40 bytes into the emptied ring: %v, %v", ok, err)
+	if err := p.TrySend(make([]byte, 40)); err != nil {
+		t.Fatalf("40 bytes into the emptied ring: %v", err)
 	}
 
 	// A blocking Send of nearly the capacity into an empty ring returns
@@ -364,8 +369,8 @@ func TestRecvShortBufferKeepsMessage(t *testing.T) {
 	if !errors.Is(err, ErrShortBuffer) || n != 12 {
 		t.Fatalf("Recv into 5 bytes: %d, %v; want 12, ErrShortBuffer", n, err)
 	}
-	if _, ok, err := c.TryRecv(make([]byte, 11)); ok || !errors.Is(err, ErrShortBuffer) {
-		t.Fatalf("TryRecv into 11 bytes: %v, %v", ok, err)
+	if n, err := c.TryRecv(make([]byte, 11)); !errors.Is(err, ErrShortBuffer) || n != 12 {
+		t.Fatalf("TryRecv into 11 bytes: %d, %v; want 12, ErrShortBuffer", n, err)
 	}
 	buf := make([]byte, 12)
 	if n, err := c.Recv(ctx, buf); err != nil || string(buf[:n]) != "hello, world" {
@@ -394,8 +399,8 @@ func TestPeekRelease(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if _, ok, err := c.TryRecv(nil); ok || err != nil {
-		t.Fatalf("TryRecv on an empty ring: %v, %v", ok, err)
+	if _, err := c.TryRecv(nil); err != knit.ErrEmpty {
+		t.Fatalf("TryRecv on an empty ring: %v, want knit.ErrEmpty", err)
 	}
 }
 
@@ -419,21 +424,23 @@ func TestCloseSemantics(t *testing.T) {
 		if _, err := c.Recv(ctx, buf); !errors.Is(err, ErrClosed) {
 			t.Errorf("Recv after drain: %v, want ErrClosed", err)
 		}
+		if _, err := c.TryRecv(buf); !errors.Is(err, ErrClosed) || !errors.Is(err, knit.ErrClosed) {
+			t.Errorf("TryRecv after drain: %v, want ErrClosed", err)
+		}
 	})
 	t.Run("consumer closes", func(t *testing.T) {
 		p, c := pair(t, 1024)
 		c.Close()
-		if _, err := p.TrySend([]byte("x")); !errors.Is(err, ErrClosed) {
-			t.Errorf("TrySend to a closed consumer: %v", err)
+		if err := p.TrySend([]byte("x")); !errors.Is(err, ErrClosed) || !errors.Is(err, knit.ErrClosed) {
+			t.Errorf("TrySend to a closed consumer: %v, want ErrClosed", err)
 		}
-		if _, _, err := c.TryRecv(nil); !errors.Is(err, ErrClosed) {
-			t.Errorf("TryRecv on a closed end: %v", err)
+		if _, err := c.TryRecv(nil); !errors.Is(err, ErrClosed) || !errors.Is(err, knit.ErrClosed) {
+			t.Errorf("TryRecv on a closed end: %v, want ErrClosed", err)
 		}
 	})
 	t.Run("close wakes a blocked Recv", func(t *testing.T) {
 		p, c := pair(t, 1024)
 		watchdog(t, 20*time.Second, c.debugState)
-		c.SetSpin(0)
 		errc := make(chan error, 1)
 		go func() {
 			_, err := c.Recv(ctx, make([]byte, 8))
@@ -448,14 +455,13 @@ func TestCloseSemantics(t *testing.T) {
 	t.Run("close wakes a blocked Send", func(t *testing.T) {
 		p, c := pair(t, 64)
 		watchdog(t, 20*time.Second, p.debugState)
-		p.SetSpin(0)
 		for {
-			ok, err := p.TrySend(make([]byte, 24))
+			err := p.TrySend(make([]byte, 24))
+			if err == knit.ErrFull {
+				break
+			}
 			if err != nil {
 				t.Fatal(err)
-			}
-			if !ok {
-				break
 			}
 		}
 		errc := make(chan error, 1)
@@ -471,8 +477,6 @@ func TestCloseSemantics(t *testing.T) {
 func TestContextEndsBlockedCalls(t *testing.T) {
 	p, c := pair(t, 64)
 	watchdog(t, 20*time.Second, c.debugState)
-	c.SetSpin(0)
-	p.SetSpin(0)
 
 	ctx, cancel := context.WithCancel(context.Background())
 	errc := make(chan error, 1)
@@ -492,10 +496,7 @@ func TestContextEndsBlockedCalls(t *testing.T) {
 		t.Logf("cancel took %v (slice %v)", d, parkSlice)
 	}
 
-	for {
-		if ok, _ := p.TrySend(make([]byte, 24)); !ok {
-			break
-		}
+	for p.TrySend(make([]byte, 24)) == nil {
 	}
 	dctx, dcancel := context.WithTimeout(context.Background(), 30*time.Millisecond)
 	defer dcancel()
@@ -590,10 +591,8 @@ func sendOne(t *testing.T, p, c *Ring) {
 func TestRingStreamGoroutines(t *testing.T) {
 	watchdog(t, 60*time.Second)
 	n := scale(300_000, 50_000)
-	for _, spin := range []time.Duration{DefaultSpin, 0} {
-		p, c := pair(t, 4096)
-		p.SetSpin(spin)
-		c.SetSpin(spin)
+	for _, park := range []knit.Park{{Spin: knit.DefaultWorkerSpin}, {}} {
+		p, c := pair(t, 4096, park)
 		const seed, maxLen = 7, 1000
 		var wg sync.WaitGroup
 		wg.Go(func() {
@@ -622,7 +621,7 @@ func TestRingStreamGoroutines(t *testing.T) {
 			t.Fatalf("after the stream: %v, want ErrClosed", err)
 		}
 		wg.Wait()
-		if spin == 0 {
+		if park.Spin == 0 {
 			n = min(n, 20_000) // parked handoffs are slow on small boxes
 		}
 	}
@@ -643,11 +642,9 @@ func TestNoLostWakeup(t *testing.T) {
 }
 
 func noLostWakeup(t *testing.T, n int) {
-	a, b := pair(t, 1024)
-	c, d := pair(t, 1024)
-	for _, r := range []*Ring{a, b, c, d} {
-		r.SetSpin(0)
-	}
+	noSpin := knit.Park{Spin: knit.NoSpin}
+	a, b := pair(t, 1024, noSpin)
+	c, d := pair(t, 1024, noSpin)
 	// A slice runs out unrung when the machine deschedules the peer for
 	// 50 ms (it happens on small shared boxes); one after which the
 	// peer's index had moved is a lost wakeup, bar a peer descheduled
@@ -693,14 +690,165 @@ func TestNoRingWithoutSleeper(t *testing.T) {
 	r0 := statRings.Load()
 	buf := make([]byte, 64)
 	for i := range 10000 {
-		if ok, err := p.TrySend(buf[:i%64]); !ok || err != nil {
-			t.Fatal(ok, err)
+		if err := p.TrySend(buf[:i%64]); err != nil {
+			t.Fatal(err)
 		}
-		if _, ok, err := c.TryRecv(buf); !ok || err != nil {
-			t.Fatal(ok, err)
+		if _, err := c.TryRecv(buf); err != nil {
+			t.Fatal(err)
 		}
 	}
 	if n := statRings.Load() - r0; n != 0 {
 		t.Errorf("%d bells rung with nobody asleep", n)
+	}
+}
+
+// TrySend and TryRecv follow knit's convention for the Try forms: nil,
+// knit.ErrFull (no room now) or knit.ErrEmpty (nothing now), themselves
+// and not wrapped, and ErrClosed, which matches knit.ErrClosed, once the
+// ring is closed.
+func TestTryConvention(t *testing.T) {
+	p, c := pair(t, 64)
+	buf := make([]byte, 64)
+	if n, err := c.TryRecv(buf); err != knit.ErrEmpty || n != 0 {
+		t.Fatalf("TryRecv on an empty ring: %d, %v; want 0, knit.ErrEmpty", n, err)
+	}
+	// 8-byte messages take 16-byte records: four fill the 64-byte ring.
+	for i := range 4 {
+		if err := p.TrySend([]byte{byte(i), 1, 2, 3, 4, 5, 6, 7}); err != nil {
+			t.Fatalf("TrySend %d: %v", i, err)
+		}
+	}
+	err := p.TrySend(make([]byte, 8))
+	if err != knit.ErrFull || !errors.Is(err, knit.ErrFull) {
+		t.Fatalf("TrySend on a full ring: %v, want knit.ErrFull", err)
+	}
+	if errors.Is(err, ErrClosed) || errors.Is(err, knit.ErrClosed) {
+		t.Fatalf("knit.ErrFull matches ErrClosed")
+	}
+	if n, err := c.TryRecv(buf); err != nil || n != 8 || buf[0] != 0 {
+		t.Fatalf("TryRecv: %d, %v, %x", n, err, buf[:n])
+	}
+	if err := p.TrySend([]byte{4, 1, 2, 3, 4, 5, 6, 7}); err != nil {
+		t.Fatalf("TrySend once there is room: %v", err)
+	}
+	for i := 1; i <= 4; i++ {
+		if n, err := c.TryRecv(buf); err != nil || n != 8 || buf[0] != byte(i) {
+			t.Fatalf("TryRecv %d: %d, %v, %x", i, n, err, buf[:n])
+		}
+	}
+	if _, err := c.TryRecv(buf); err != knit.ErrEmpty {
+		t.Fatalf("TryRecv on the drained ring: %v, want knit.ErrEmpty", err)
+	}
+
+	// Closed: the producer's calls fail at once, the consumer's after it
+	// has drained what was sent.
+	if err := p.TrySend([]byte("last")); err != nil {
+		t.Fatal(err)
+	}
+	p.Close()
+	if err := p.TrySend([]byte("x")); !errors.Is(err, ErrClosed) || !errors.Is(err, knit.ErrClosed) {
+		t.Errorf("TrySend on a closed end: %v, want ErrClosed and knit.ErrClosed", err)
+	}
+	if err := p.Send(context.Background(), []byte("x")); !errors.Is(err, ErrClosed) || !errors.Is(err, knit.ErrClosed) {
+		t.Errorf("Send on a closed end: %v, want ErrClosed and knit.ErrClosed", err)
+	}
+	if n, err := c.TryRecv(buf); err != nil || string(buf[:n]) != "last" {
+		t.Fatalf("TryRecv after the producer closed: %q, %v; want \"last\"", buf[:n], err)
+	}
+	if _, err := c.TryRecv(buf); !errors.Is(err, ErrClosed) || !errors.Is(err, knit.ErrClosed) {
+		t.Errorf("TryRecv on a closed, drained ring: %v, want ErrClosed and knit.ErrClosed", err)
+	}
+	if _, err := c.Recv(context.Background(), buf); !errors.Is(err, ErrClosed) || !errors.Is(err, knit.ErrClosed) {
+		t.Errorf("Recv on a closed, drained ring: %v, want ErrClosed and knit.ErrClosed", err)
+	}
+}
+
+// ErrClosed keeps its own message and matches knit.ErrClosed, itself,
+// wrapped, and inside the error of a closed region.
+func TestErrClosedIsKnits(t *testing.T) {
+	if got := ErrClosed.Error(); got != "shm: ring closed" {
+		t.Errorf("ErrClosed says %q", got)
+	}
+	wrapped := fmt.Errorf("sending: %w", ErrClosed)
+	for _, err := range []error{ErrClosed, wrapped, errGone} {
+		if !errors.Is(err, ErrClosed) || !errors.Is(err, knit.ErrClosed) {
+			t.Errorf("%q: errors.Is ErrClosed %v, knit.ErrClosed %v; want both", err, errors.Is(err, ErrClosed), errors.Is(err, knit.ErrClosed))
+		}
+	}
+	if !errors.Is(errGone, ErrRegionClosed) {
+		t.Errorf("%q does not match ErrRegionClosed", errGone)
+	}
+	for _, err := range []error{knit.ErrFull, knit.ErrEmpty, ErrCorrupt, ErrRegionClosed} {
+		if errors.Is(err, ErrClosed) {
+			t.Errorf("%q matches ErrClosed", err)
+		}
+	}
+
+	// A call on an end of a closed region.
+	region := newRegion(t, RingSize(64))
+	p, err := CreateRing(region, 0, 64, Producer)
+	if err != nil {
+		t.Fatal(err)
+	}
+	region.Close()
+	if err := p.TrySend(nil); !errors.Is(err, ErrRegionClosed) || !errors.Is(err, ErrClosed) || !errors.Is(err, knit.ErrClosed) {
+		t.Errorf("TrySend on a closed region: %v, want ErrRegionClosed, ErrClosed and knit.ErrClosed", err)
+	}
+}
+
+// CreateRing and AttachRing take at most one Park: a second panics,
+// naming the function, before anything is done.
+func TestRingTwoParksPanic(t *testing.T) {
+	region := newRegion(t, RingSize(64))
+	two := []knit.Park{{}, {Spin: knit.NoSpin}}
+	mustPanic := func(fn string, call func()) {
+		t.Helper()
+		defer func() {
+			t.Helper()
+			r := recover()
+			if msg, _ := r.(string); !strings.Contains(msg, "shm: "+fn) || !strings.Contains(msg, "at most one") {
+				t.Errorf("%s with two Parks: panic %v, want one naming %s", fn, r, fn)
+			}
+		}()
+		call()
+	}
+	mustPanic("CreateRing", func() { CreateRing(region, 0, 64, Producer, two...) })
+	// Nothing was laid out.
+	if _, err := AttachRing(region, 0, Consumer); !errors.Is(err, ErrCorrupt) {
+		t.Fatalf("attach after the panicking CreateRing: %v, want ErrCorrupt (nothing laid out)", err)
+	}
+	if _, err := CreateRing(region, 0, 64, Producer, two[1]); err != nil {
+		t.Fatal(err)
+	}
+	mustPanic("AttachRing", func() { AttachRing(region, 0, Consumer, two...) })
+	// Nothing was taken: the end is still free.
+	if _, err := AttachRing(region, 0, Consumer, two[0]); err != nil {
+		t.Fatalf("attach after the panicking AttachRing: %v", err)
+	}
+}
+
+// Park.Backend has no meaning across processes: whatever it says, a
+// blocked call sleeps on the ring's process-shared doorbell, and the
+// peer's Send wakes it.
+func TestRingIgnoresBackend(t *testing.T) {
+	watchdog(t, 60*time.Second)
+	for _, b := range []knit.Backend{knit.BackendAuto, knit.BackendFutex, knit.BackendRuntime} {
+		p, c := pair(t, 1024, knit.Park{Spin: knit.NoSpin, Backend: b})
+		errc := make(chan error, 1)
+		buf := make([]byte, 8)
+		go func() {
+			n, err := c.Recv(context.Background(), buf)
+			if err == nil && string(buf[:n]) != "wake" {
+				err = fmt.Errorf("received %q", buf[:n])
+			}
+			errc <- err
+		}()
+		waitAsleep(t, c, c.dataWait)
+		if err := p.Send(context.Background(), []byte("wake")); err != nil {
+			t.Fatal(err)
+		}
+		if err := <-errc; err != nil {
+			t.Errorf("Backend %v: blocked Recv: %v", b, err)
+		}
 	}
 }

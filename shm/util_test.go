@@ -242,15 +242,15 @@ func newRegion(t testing.TB, size int) *Region {
 	return r
 }
 
-// pair makes a ring with both ends in this process.
-func pair(t testing.TB, capacity int) (p, c *Ring) {
+// pair makes a ring with both ends in this process, each with park.
+func pair(t testing.TB, capacity int, park ...knit.Park) (p, c *Ring) {
 	t.Helper()
 	region := newRegion(t, RingSize(capacity))
-	p, err := CreateRing(region, 0, capacity, Producer)
+	p, err := CreateRing(region, 0, capacity, Producer, park...)
 	if err != nil {
 		t.Fatal(err)
 	}
-	c, err = AttachRing(region, 0, Consumer)
+	c, err = AttachRing(region, 0, Consumer, park...)
 	if err != nil {
 		t.Fatal(err)
 	}

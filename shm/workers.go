@@ -94,13 +94,15 @@ type WorkerConfig struct {
 	// Capacity is each ring's data size in bytes, a power of two; 0
 	// means 1 MiB. Requests and responses may be up to Capacity-16 bytes.
 	Capacity int
-	// Spin is how long parent and children spin before sleeping: > 0
-	// spins that long; 0 is Knitting's policy
-	// (github.com/mimiMonads/knitting), DefaultSpin with one
-	// worker (the call's critical path) while GOMAXPROCS is 4 or more,
-	// and no spin with two or more workers (a peer is awake) or fewer
-	// Ps; knit.NoSpin (any negative value) never spins.
-	Spin time.Duration
+	// Park says how parent and children wait on the rings. Its Spin
+	// reads as every knit budget (see knit.DefaultSpin), with
+	// Knitting's policy (github.com/mimiMonads/knitting) for zero:
+	// knit.DefaultWorkerSpin with one worker (the call's critical path),
+	// where a default spins at all, and no spin with two or more (a peer
+	// is awake); knit.NoSpin never spins, a positive Spin spins that
+	// long. Backend is ignored: the rings sleep on a process-shared
+	// futex (see CreateRing).
+	Park knit.Park
 	// Command builds the command that starts one child, a program that
 	// calls ServeIfChild first thing; returning nil is an error. nil
 	// re-executes this program (os.Executable) with os.Args[1:].
@@ -117,7 +119,7 @@ type WorkerConfig struct {
 // further death in a row; an answered call resets the count.
 type Workers struct {
 	cfg      WorkerConfig
-	spin     time.Duration
+	spin     time.Duration // the rings' resolved spin budget (0: none)
 	maxReq   int
 	idle     chan *worker // holds every worker not in a call; capacity Workers
 	done     chan struct{}
@@ -171,17 +173,11 @@ func StartWorkers(cfg WorkerConfig) (*Workers, error) {
 	}
 	ws := &Workers{
 		cfg:    cfg,
-		spin:   cfg.Spin,
+		spin:   workersSpin(cfg.Park.Spin, cfg.Workers),
 		maxReq: cfg.Capacity - recordHeader - callHeader,
 		idle:   make(chan *worker, cfg.Workers),
 		done:   make(chan struct{}),
 		all:    make([]*worker, cfg.Workers),
-	}
-	switch {
-	case cfg.Spin == 0 && cfg.Workers == 1:
-		ws.spin = spinpolicy.Resolve(0, DefaultSpin)
-	case cfg.Spin <= 0:
-		ws.spin = 0
 	}
 	for i := range cfg.Workers {
 		w, err := ws.spawn(i)
@@ -193,6 +189,16 @@ func StartWorkers(cfg WorkerConfig) (*Workers, error) {
 		ws.idle <- w
 	}
 	return ws, nil
+}
+
+// workersSpin resolves WorkerConfig.Park.Spin for a set of workers:
+// Knitting's policy, a zero budget spins (knit.DefaultWorkerSpin, where
+// a default spins at all) only for a single worker.
+func workersSpin(spin time.Duration, workers int) time.Duration {
+	if spin == 0 && workers > 1 {
+		return 0 // a peer is awake: sleep at once, as Knitting's pools do
+	}
+	return spinpolicy.Resolve(spin, knit.DefaultWorkerSpin)
 }
 
 func (ws *Workers) command() (*exec.Cmd, error) {
@@ -218,9 +224,16 @@ func (ws *Workers) spawn(slot int) (*worker, error) {
 	if err != nil {
 		return nil, err
 	}
+	// ws.spin is resolved: pass 0 on as NoSpin, not as "the default",
+	// which the rings and the child would resolve again.
+	spin := ws.spin
+	if spin == 0 {
+		spin = knit.NoSpin
+	}
+	park := knit.Park{Spin: spin}
 	w := &worker{slot: slot, region: region, exited: make(chan struct{})}
-	if w.req, err = CreateRing(region, 0, c, Producer); err == nil {
-		w.resp, err = CreateRing(region, RingSize(c), c, Consumer)
+	if w.req, err = CreateRing(region, 0, c, Producer, park); err == nil {
+		w.resp, err = CreateRing(region, RingSize(c), c, Consumer, park)
 	}
 	if err == nil {
 		w.cmd, err = ws.command()
@@ -229,14 +242,6 @@ func (ws *Workers) spawn(slot int) (*worker, error) {
 		region.Close()
 		return nil, err
 	}
-	// ws.spin is resolved: pass 0 on as NoSpin, not as "the default",
-	// which the child would resolve again.
-	spin := ws.spin
-	if spin == 0 {
-		spin = knit.NoSpin
-	}
-	w.req.SetSpin(spin)
-	w.resp.SetSpin(spin)
 	cmd := w.cmd
 	fd := 3 + len(cmd.ExtraFiles)
 	cmd.ExtraFiles = append(cmd.ExtraFiles, region.File())
@@ -587,18 +592,17 @@ func serveChild(spec string, handler func([]byte) []byte) error {
 		return err
 	}
 	defer region.Close()
-	req, err := AttachRing(region, 0, Consumer)
+	park := knit.Park{Spin: time.Duration(spin)}
+	req, err := AttachRing(region, 0, Consumer, park)
 	if err != nil {
 		return err
 	}
 	defer req.Close()
-	resp, err := AttachRing(region, int(off), Producer)
+	resp, err := AttachRing(region, int(off), Producer, park)
 	if err != nil {
 		return err
 	}
 	defer resp.Close()
-	req.SetSpin(time.Duration(spin))
-	resp.SetSpin(time.Duration(spin))
 	buf := make([]byte, req.MaxMessage())
 	ctx := context.Background()
 	for {

@@ -14,6 +14,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/knit-go/knit"
 )
 
 func startWorkers(t *testing.T, n int) *Workers {
@@ -281,8 +283,8 @@ func TestWorkersClose(t *testing.T) {
 			t.Errorf("worker %d: %v, want a clean exit", w.pid, w.waitErr)
 		}
 	}
-	if _, err := ws.Call(context.Background(), []byte("x")); !errors.Is(err, ErrClosed) {
-		t.Errorf("Call after Close: %v, want ErrClosed", err)
+	if _, err := ws.Call(context.Background(), []byte("x")); !errors.Is(err, ErrClosed) || !errors.Is(err, knit.ErrClosed) {
+		t.Errorf("Call after Close: %v, want ErrClosed (and knit.ErrClosed)", err)
 	}
 	if err := ws.Close(); err != nil {
 		t.Errorf("second Close: %v", err)
@@ -426,6 +428,51 @@ func TestWorkersReaperWakesCall(t *testing.T) {
 		}
 	}
 	t.Error("every call slept out a park slice before it noticed its worker had died")
+}
+
+// WorkerConfig.Park reaches both ends of every ring: the parent's, and
+// the child's through the worker variable, resolved once (a budget that
+// resolves to no spin goes to the child as knit.NoSpin, not as a zero
+// the child would resolve again). Backend is ignored.
+func TestWorkersPark(t *testing.T) {
+	needProcesses(t)
+	watchdog(t, 60*time.Second)
+	for _, tc := range []struct {
+		park    knit.Park
+		workers int
+	}{
+		{knit.Park{Spin: 3 * time.Microsecond, Backend: knit.BackendFutex}, 1},
+		{knit.Park{Spin: knit.NoSpin}, 1},
+		{knit.Park{}, 2},
+	} {
+		ws, err := StartWorkers(WorkerConfig{
+			Workers:  tc.workers,
+			Capacity: 1 << 12,
+			Park:     tc.park,
+			Command:  func() *exec.Cmd { return selfCommand(childEnv + "=worker") },
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := workersSpin(tc.park.Spin, tc.workers)
+		sent := want
+		if sent == 0 {
+			sent = knit.NoSpin
+		}
+		for slot := range tc.workers {
+			w := ws.current(slot)
+			if w.req.spin != want || w.resp.spin != want {
+				t.Errorf("%+v, %d workers: the parent's ends spin %v and %v, want %v", tc.park, tc.workers, w.req.spin, w.resp.spin, want)
+			}
+			if env := w.cmd.Env[len(w.cmd.Env)-1]; !strings.HasSuffix(env, ":"+strconv.FormatInt(int64(sent), 10)) {
+				t.Errorf("%+v, %d workers: the child gets %s, want the budget %d", tc.park, tc.workers, env, sent)
+			}
+		}
+		if out, err := ws.Call(context.Background(), []byte("park")); err != nil || string(out) != "krap" {
+			t.Errorf("%+v: Call: %q, %v", tc.park, out, err)
+		}
+		ws.Close()
+	}
 }
 
 // StartWorkers in a worker process is an error: in a handler, and in a

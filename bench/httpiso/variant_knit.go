@@ -3,6 +3,7 @@ package httpiso
 import (
 	"context"
 
+	"github.com/knit-go/knit"
 	"github.com/knit-go/knit/pool"
 )
 
@@ -18,9 +19,9 @@ type knitExec struct {
 func newKnit(workers int, spin Spin) *knitExec {
 	cfg := pool.Config{Workers: workers}
 	if spin.Fixed {
-		cfg.Spin = spin.D
+		cfg.Park.Spin = spin.D
 		if spin.D == 0 {
-			cfg.Spin = -1 // the pool's "never spin"; 0 would mean its default
+			cfg.Park.Spin = knit.NoSpin // 0 would mean the pool's default
 		}
 	}
 	return &knitExec{p: pool.New(cfg)}

@@ -9,7 +9,7 @@
 //	d < 0   never spin (knit.NoSpin)
 //
 // and every budget reads zero while spinning is off process-wide
-// (KNIT_SPIN=none, or knit.SetSpin(knit.SpinNone)).
+// (KNIT_HINT=none, or knit.SetHint(knit.HintNone)).
 package spinpolicy
 
 import (

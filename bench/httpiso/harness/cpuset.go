@@ -18,7 +18,7 @@ func ParseCPUList(s string) (CPUList, error) {
 	if err != nil || set.Len() == 0 {
 		return nil, err
 	}
-	return set.CPUs(), nil
+	return slices.Collect(set.All()), nil
 }
 
 // set is l as an affinity.CPUSet.

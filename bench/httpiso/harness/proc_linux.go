@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -154,7 +155,7 @@ func availableCPUs() (CPUList, error) {
 	if err != nil {
 		return nil, err
 	}
-	return set.CPUs(), nil
+	return slices.Collect(set.All()), nil
 }
 
 func cpuSet(cpus CPUList) unix.CPUSet {

@@ -145,7 +145,7 @@ func sectionC(p func(string, ...any), sums []Summary) {
 		return
 	}
 	p("## C. What the timer policy costs\n\n")
-	p("knit rows only. `default` is the pool's own timer policy (pool.Config.Spin = 0; see pool.DefaultSpin for when it spins); `0` never spins; `50us` spins 50 µs at every pool size.\n\n")
+	p("knit rows only. `default` is the pool's own timer policy (pool.Config's Park.Spin = 0; see knit.DefaultSpin for when it spins); `0` never spins; `50us` spins 50 µs at every pool size.\n\n")
 	p("| workers | spin | G | idle cores | closed: server cores | closed: rps/core | closed: CPU-µs/req | open: server cores | open: CPU-µs/req | open: /ssr p99 | open: /ping p99 |\n")
 	p("|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n")
 	for _, s := range knit {

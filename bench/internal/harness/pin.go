@@ -2,6 +2,7 @@ package harness
 
 import (
 	"runtime"
+	"slices"
 
 	"github.com/knit-go/knit/affinity"
 )
@@ -20,7 +21,7 @@ import (
 func (c Config) LockThread(slot int) (release func()) {
 	if c.Pin {
 		if set, err := affinity.Available(); err == nil && set.Len() > 0 {
-			cpus := set.CPUs()
+			cpus := slices.Collect(set.All())
 			if release, err := affinity.Pin(cpus[nth(slot, len(cpus))]); err == nil {
 				return release
 			}

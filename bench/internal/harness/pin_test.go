@@ -2,6 +2,7 @@ package harness
 
 import (
 	"errors"
+	"slices"
 	"testing"
 
 	"github.com/knit-go/knit/affinity"
@@ -18,7 +19,7 @@ func TestLockThreadPins(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cpus := set.CPUs()
+	cpus := slices.Collect(set.All())
 	for slot := -1; slot <= len(cpus); slot++ {
 		release := Config{Pin: true}.LockThread(slot)
 		got, err := affinity.Current()

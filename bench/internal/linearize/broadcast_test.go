@@ -36,25 +36,25 @@ type pusher[T any] struct {
 	enc func(uint64) T
 }
 
-func (p pusher[T]) TryPush(v uint64) bool  { return p.b.TryPush(p.enc(v)) }
-func (p pusher[T]) PushBatch([]uint64) int { panic("batch") }
-func (p pusher[T]) TryPop() (uint64, bool) { panic("pop on the producer") }
-func (p pusher[T]) PopBatch([]uint64) int  { panic("pop on the producer") }
+func (p pusher[T]) TryPush(v uint64) error             { return p.b.TryPush(p.enc(v)) }
+func (p pusher[T]) TryPushBatch([]uint64) (int, error) { panic("batch") }
+func (p pusher[T]) TryPop() (uint64, error)            { panic("pop on the producer") }
+func (p pusher[T]) TryPopBatch([]uint64) (int, error)  { panic("pop on the producer") }
 
 type popper[T any] struct {
 	s   *knit.Subscription[T]
 	dec func(*T) uint64
 }
 
-func (p popper[T]) TryPush(uint64) bool    { panic("push on a subscription") }
-func (p popper[T]) PushBatch([]uint64) int { panic("push on a subscription") }
-func (p popper[T]) PopBatch([]uint64) int  { panic("batch") }
-func (p popper[T]) TryPop() (uint64, bool) {
-	x, ok := p.s.TryPop()
-	if !ok {
-		return 0, false
+func (p popper[T]) TryPush(uint64) error               { panic("push on a subscription") }
+func (p popper[T]) TryPushBatch([]uint64) (int, error) { panic("push on a subscription") }
+func (p popper[T]) TryPopBatch([]uint64) (int, error)  { panic("batch") }
+func (p popper[T]) TryPop() (uint64, error) {
+	x, err := p.s.TryPop()
+	if err != nil {
+		return 0, err
 	}
-	return p.dec(&x), true
+	return p.dec(&x), nil
 }
 
 // recordBroadcast records one history on a new Broadcast[T] of capacity c
@@ -165,20 +165,30 @@ func (f *fakeBroadcast) pop(s int) (uint64, bool) {
 
 type fakePusher struct{ f *fakeBroadcast }
 
-func (p fakePusher) TryPush(v uint64) bool  { return p.f.push(v) }
-func (p fakePusher) PushBatch([]uint64) int { panic("batch") }
-func (p fakePusher) TryPop() (uint64, bool) { panic("pop on the producer") }
-func (p fakePusher) PopBatch([]uint64) int  { panic("pop on the producer") }
+func (p fakePusher) TryPush(v uint64) error {
+	if !p.f.push(v) {
+		return knit.ErrFull
+	}
+	return nil
+}
+func (p fakePusher) TryPushBatch([]uint64) (int, error) { panic("batch") }
+func (p fakePusher) TryPop() (uint64, error)            { panic("pop on the producer") }
+func (p fakePusher) TryPopBatch([]uint64) (int, error)  { panic("pop on the producer") }
 
 type fakePopper struct {
 	f *fakeBroadcast
 	s int
 }
 
-func (p fakePopper) TryPush(uint64) bool    { panic("push on a subscription") }
-func (p fakePopper) PushBatch([]uint64) int { panic("push on a subscription") }
-func (p fakePopper) TryPop() (uint64, bool) { return p.f.pop(p.s) }
-func (p fakePopper) PopBatch([]uint64) int  { panic("batch") }
+func (p fakePopper) TryPush(uint64) error               { panic("push on a subscription") }
+func (p fakePopper) TryPushBatch([]uint64) (int, error) { panic("push on a subscription") }
+func (p fakePopper) TryPop() (uint64, error) {
+	if v, ok := p.f.pop(p.s); ok {
+		return v, nil
+	}
+	return 0, knit.ErrEmpty
+}
+func (p fakePopper) TryPopBatch([]uint64) (int, error) { panic("batch") }
 
 // TestBroadcastNegativeControls: a correct mutex broadcast passes the
 // model in every history; each broken one is rejected in most.

@@ -2,16 +2,16 @@
 // linearizability with porcupine (github.com/anishathalye/porcupine).
 //
 // Record drives a ring from several goroutines with a random mix of
-// TryPush, TryPop, PushBatch and PopBatch, stamping each call and return
-// from one global atomic counter, so that "A returned before B was called"
-// in the history means exactly that in real time. Two sequential
+// TryPush, TryPop, TryPushBatch and TryPopBatch, stamping each call and
+// return from one global atomic counter, so that "A returned before B was
+// called" in the history means exactly that in real time. Two sequential
 // specifications judge the result:
 //
 //   - FIFO (StrictOps with FIFOModel): a bounded FIFO queue. TryPush fails
 //     only when the queue is full at its linearization point, TryPop only
-//     when it is empty; PushBatch takes exactly as many as fit, PopBatch
-//     exactly as many as there are (up to its length). knit's SPSC meets
-//     it.
+//     when it is empty; a TryPushBatch takes, at one instant, exactly as
+//     many as fit, a TryPopBatch exactly as many as there are (up to its
+//     length). knit's SPSC meets it with single-item tries.
 //
 //   - Ring (PhasedOps with RingModel): a bounded ring of positions in which
 //     a push claims a position and later publishes it, and a pop takes the
@@ -29,6 +29,16 @@
 //     FIFO model forbids (loss, duplication, reordering, failing while the
 //     head item was published long ago) stays forbidden.
 //
+//     A batch call is a run of single tries inside its interval, in order,
+//     that stops at the first one that fails: its items are claimed
+//     (taken) one after another, other calls' steps may come between
+//     them, and a batch that moved fewer than it was given (asked for)
+//     found the ring full (empty) after its last item. That is the
+//     contract of knit's batch calls, which move the shared index once per
+//     run of slots and, when a run stops short, try again: a TryPushBatch
+//     can move more than fitted when it began, while a consumer makes
+//     room.
+//
 //   - Broadcast (BroadcastOps with BroadcastModel, recorded with
 //     RecordEach): one producer and subscribers that each see every item
 //     in order, a follower only after its leader; a push fails only when
@@ -44,13 +54,16 @@ import (
 	"sync/atomic"
 )
 
-// Queue is the part of a ring the recorder drives. knit's rings of uint64
-// (SPSC, MPSC, SPMC, MPMC, Words) satisfy it as they are.
+// Queue is the part of a ring the recorder drives: the grid's non-blocking
+// calls. knit's multi-ended rings of uint64 (MPSC, SPMC, MPMC, Mailbox)
+// satisfy it as they are, an SPSC's or a Words' two ends together do. A
+// call that returns an error is recorded as one that moved nothing (a
+// try that failed); the batch calls' count is what counts.
 type Queue interface {
-	TryPush(v uint64) bool
-	TryPop() (uint64, bool)
-	PushBatch(vs []uint64) int
-	PopBatch(dst []uint64) int
+	TryPush(v uint64) error
+	TryPop() (uint64, error)
+	TryPushBatch(vs []uint64) (int, error)
+	TryPopBatch(dst []uint64) (int, error)
 }
 
 // Kind is what an operation was.
@@ -59,12 +72,12 @@ type Kind uint8
 const (
 	OpPush      Kind = iota // TryPush
 	OpPop                   // TryPop
-	OpPushBatch             // PushBatch
-	OpPopBatch              // PopBatch
+	OpPushBatch             // TryPushBatch
+	OpPopBatch              // TryPopBatch
 )
 
 func (k Kind) String() string {
-	return [...]string{"TryPush", "TryPop", "PushBatch", "PopBatch"}[k]
+	return [...]string{"TryPush", "TryPop", "TryPushBatch", "TryPopBatch"}[k]
 }
 
 // Op is one completed operation of a history.
@@ -92,7 +105,7 @@ const (
 type Config struct {
 	Roles    []Role // one goroutine per entry, with the ops it may issue
 	Ops      int    // operations per goroutine
-	MaxBatch int    // longest PushBatch/PopBatch; 0 issues no batch ops
+	MaxBatch int    // longest TryPushBatch/TryPopBatch; 0 issues no batch ops
 	Seed     uint64 // PRNG seed; each goroutine derives its own stream
 }
 
@@ -136,9 +149,9 @@ func RecordEach(q func(client int) Queue, cfg Config) []Op {
 					op.In = []uint64{next}
 					next++
 					op.Call = clock.Add(1)
-					ok := q.TryPush(op.In[0])
+					err := q.TryPush(op.In[0])
 					op.Return = clock.Add(1)
-					if ok {
+					if err == nil {
 						op.N = 1
 					}
 				case OpPushBatch:
@@ -148,20 +161,20 @@ func RecordEach(q func(client int) Queue, cfg Config) []Op {
 						next++
 					}
 					op.Call = clock.Add(1)
-					op.N = q.PushBatch(op.In)
+					op.N, _ = q.TryPushBatch(op.In)
 					op.Return = clock.Add(1)
 				case OpPop:
 					op.Call = clock.Add(1)
-					v, ok := q.TryPop()
+					v, err := q.TryPop()
 					op.Return = clock.Add(1)
-					if ok {
+					if err == nil {
 						op.N, op.Out = 1, []uint64{v}
 					}
 				case OpPopBatch:
 					op.K = 1 + rng.IntN(cfg.MaxBatch)
 					dst := make([]uint64, op.K)
 					op.Call = clock.Add(1)
-					op.N = q.PopBatch(dst)
+					op.N, _ = q.TryPopBatch(dst)
 					op.Return = clock.Add(1)
 					op.Out = dst[:op.N]
 				}

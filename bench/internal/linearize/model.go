@@ -30,7 +30,7 @@ func CheckRing(ops []Op, cap int, timeout time.Duration) porcupine.CheckResult {
 type fifoIn struct {
 	kind Kind
 	vals []uint64 // pushes: the values offered
-	k    int      // PopBatch: len(dst)
+	k    int      // TryPopBatch: len(dst)
 }
 
 type fifoOut struct {
@@ -95,14 +95,14 @@ func FIFOModel(cap int) porcupine.Model {
 			case OpPush:
 				return fmt.Sprintf("TryPush(%s) -> %v", vstr(in.vals[0]), out.n == 1)
 			case OpPushBatch:
-				return fmt.Sprintf("PushBatch(%s) -> %d", vsstr(in.vals), out.n)
+				return fmt.Sprintf("TryPushBatch(%s) -> %d", vsstr(in.vals), out.n)
 			case OpPop:
 				if out.n == 0 {
 					return "TryPop() -> empty"
 				}
 				return "TryPop() -> " + vstr(out.vals[0])
 			}
-			return fmt.Sprintf("PopBatch(%d) -> %s", in.k, vsstr(out.vals))
+			return fmt.Sprintf("TryPopBatch(%d) -> %s", in.k, vsstr(out.vals))
 		},
 		DescribeState: func(s any) string { return vsstr(s.(fifoState)) },
 	}
@@ -115,11 +115,11 @@ type phase uint8
 
 const (
 	phClaim      phase = iota // a push claims the tail position for v
-	phClaimBatch              // PushBatch claims n positions (n maximal)
+	phClaimBatch              // TryPushBatch claims n positions (n maximal)
 	phPublish                 // v's position becomes poppable
 	phPushFail                // TryPush found the tail's slot not yet freed
 	phTake                    // a pop takes the head position, which holds v
-	phTakeBatch               // PopBatch takes the n oldest (n maximal)
+	phTakeBatch               // TryPopBatch takes the n oldest (n maximal)
 	phRelease                 // the slot that held v is freed
 	phPopFail                 // TryPop found the head position unpublished
 )

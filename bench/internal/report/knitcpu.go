@@ -7,15 +7,15 @@ import (
 )
 
 // knitCPU is the one place the report depends on the knit package: the
-// spin selection every knit row in the run is made with.
+// spin hint every knit row in the run is made with.
 func knitCPU() KnitCPU {
 	c := knit.CPU()
 	return KnitCPU{
 		Summary:       c.String(),
-		Spin:          c.Spin.String(),
-		SpinNs:        c.SpinNs,
+		Hint:          c.Hint.String(),
+		HintNs:        c.HintNs,
 		CounterHz:     c.CounterHz,
-		CounterReadNs: counterReadNs(c.Spin),
+		CounterReadNs: counterReadNs(c.Hint),
 		Asm:           c.Asm,
 		Warning:       c.Warning,
 	}
@@ -25,12 +25,12 @@ func knitCPU() KnitCPU {
 // deadlines are kept in. knit exports no bare read, so it times the
 // nearest exported one: Backoff.IsCompleted on a budget that cannot run
 // out, which is the read plus two atomic loads and a compare. Under
-// SpinNone IsCompleted reads no counter, and the result is 0.
-func counterReadNs(spin knit.SpinKind) float64 {
-	if spin == knit.SpinNone {
+// HintNone IsCompleted reads no counter, and the result is 0.
+func counterReadNs(hint knit.Hint) float64 {
+	if hint == knit.HintNone {
 		return 0
 	}
-	b := knit.NewBackoff(time.Hour)
+	b := knit.Backoff{Budget: time.Hour}
 	b.Spin() // IsCompleted reads the counter only once a deadline is set
 	return readCostNs(func(n int) {
 		for range n {

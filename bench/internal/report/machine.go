@@ -29,12 +29,12 @@ type Machine struct {
 // KnitCPU is knit.CPU() flattened to plain fields, so results.json stays
 // readable when knit's types change.
 type KnitCPU struct {
-	Summary   string  `json:"summary"` // knit.CPUInfo.String()
-	Spin      string  `json:"spin"`
-	SpinNs    float64 `json:"spin_ns_per_hint"`
+	Summary   string  `json:"summary"`     // knit.CPUInfo.String()
+	Hint      string  `json:"hint"`        // knit.CPUInfo.Hint: the spin instruction in force
+	HintNs    float64 `json:"ns_per_hint"` // knit.CPUInfo.HintNs
 	CounterHz int64   `json:"counter_hz"`
 	// CounterReadNs is one read of that counter as knit's Go side makes it
-	// (see counterReadNs); 0 under SpinNone. The counter is the monotonic
+	// (see counterReadNs); 0 under HintNone. The counter is the monotonic
 	// clock when Asm is false or Warning says the counter is unusable.
 	CounterReadNs float64 `json:"counter_read_ns"`
 	Asm           bool    `json:"asm"`

@@ -53,7 +53,7 @@ func writeMachine(b *strings.Builder, r Report) {
 		{"hypervisor", fmt.Sprint(m.Hypervisor)},
 		{"GOMAXPROCS", fmt.Sprint(m.GOMAXPROCS)},
 		{"Go", fmt.Sprintf("%s %s/%s", m.GoVersion, m.GOOS, m.GOARCH)},
-		{"knit spin", fmt.Sprintf("%s, %.1f ns/hint, asm %v, counter %.3f MHz", m.Knit.Spin, m.Knit.SpinNs, m.Knit.Asm, float64(m.Knit.CounterHz)/1e6)},
+		{"knit hint", fmt.Sprintf("%s, %.1f ns/hint, asm %v, counter %.3f MHz", m.Knit.Hint, m.Knit.HintNs, m.Knit.Asm, float64(m.Knit.CounterHz)/1e6)},
 		{"knit.CPU()", m.Knit.Summary},
 		{"clock reads", clockReads(m)},
 	}
@@ -83,8 +83,8 @@ func writeMachine(b *strings.Builder, r Report) {
 // clockReads is the machine table's line on what one read of knit's
 // cycle counter and of time.Now cost.
 func clockReads(m Machine) string {
-	counter := "no counter read under SpinNone"
-	if m.Knit.Spin != "none" {
+	counter := "no counter read (hint none)"
+	if m.Knit.Hint != "none" {
 		counter = fmt.Sprintf("%.1f ns per counter read (knit's Backoff deadline check)", m.Knit.CounterReadNs)
 	}
 	return fmt.Sprintf("%s, %.1f ns per time.Now", counter, m.TimeNowNs)

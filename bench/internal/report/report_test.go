@@ -190,15 +190,15 @@ func TestMachineReadCosts(t *testing.T) {
 		}
 	}
 	plausible("time_now_ns", m.TimeNowNs)
-	if m.Knit.Spin == "none" {
-		// Under SpinNone knit reads no counter, so there is nothing to time.
+	if m.Knit.Hint == "none" {
+		// Under HintNone knit reads no counter, so there is nothing to time.
 		if m.Knit.CounterReadNs != 0 {
-			t.Errorf("counter_read_ns = %v under SpinNone, want 0", m.Knit.CounterReadNs)
+			t.Errorf("counter_read_ns = %v under HintNone, want 0", m.Knit.CounterReadNs)
 		}
 	} else {
 		plausible("counter_read_ns", m.Knit.CounterReadNs)
 	}
-	t.Logf("time_now_ns %.1f, counter_read_ns %.1f (spin %s, asm %v)", m.TimeNowNs, m.Knit.CounterReadNs, m.Knit.Spin, m.Knit.Asm)
+	t.Logf("time_now_ns %.1f, counter_read_ns %.1f (hint %s, asm %v)", m.TimeNowNs, m.Knit.CounterReadNs, m.Knit.Hint, m.Knit.Asm)
 	md := Markdown(Report{Machine: m})
 	for _, want := range []string{"| clock reads | ", "ns per counter read", "ns per time.Now"} {
 		if !strings.Contains(md, want) {

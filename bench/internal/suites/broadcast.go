@@ -216,7 +216,7 @@ func startKnitBroadcast(subs, batch int) *fanout {
 					got++
 					continue
 				}
-				k, err := s.RecvBatch(ctx, dst[:min(batch, quota-got)])
+				k, err := s.PopBatch(ctx, dst[:min(batch, quota-got)])
 				if err != nil {
 					return err
 				}
@@ -248,7 +248,7 @@ func startKnitBroadcast(subs, batch int) *fanout {
 				src[i] = next
 				next++
 			}
-			if _, err := b.SendBatch(ctx, src[:k]); err != nil {
+			if _, err := b.PushBatch(ctx, src[:k]); err != nil {
 				return err
 			}
 			sent += k

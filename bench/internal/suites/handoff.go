@@ -143,14 +143,14 @@ type spscSlot struct {
 
 func (s *spscSlot) put(f func()) bool {
 	s.left.Store(2) // the worker is this submitter's alone until both are done
-	if err := s.q.Push(context.Background(), f); err != nil {
+	if err := s.q.Producer().Push(context.Background(), f); err != nil {
 		panic(err)
 	}
 	return f != nil && s.left.Add(-1) == 0
 }
 
 func (s *spscSlot) take() func() {
-	f, err := s.q.Pop(context.Background())
+	f, err := s.q.Consumer().Pop(context.Background())
 	if err != nil {
 		panic(err)
 	}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/knit-go/knit"
 	"github.com/knit-go/knit/bench/internal/harness"
 	"github.com/knit-go/knit/pool"
 )
@@ -25,7 +26,7 @@ func idlePoolRows(cfg harness.Config) []harness.Row {
 		// Knitting's single-worker spin forced on, whatever GOMAXPROCS:
 		// the spin is paid once per idle transition, then it parks.
 		rows = append(rows, idleRow(cfg, "knit pool, 1 worker, spin 50µs",
-			startIdlePool(pool.Config{Workers: 1, Spin: 50 * time.Microsecond})))
+			startIdlePool(pool.Config{Workers: 1, Park: knit.Park{Spin: 50 * time.Microsecond}})))
 	}
 	return rows
 }

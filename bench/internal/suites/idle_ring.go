@@ -32,15 +32,15 @@ var idleSuite = harness.Suite{
 	Rows: func(cfg harness.Config) []harness.Row {
 		rows := []harness.Row{
 			idleRow(cfg, idleRef, startIdleChan),
-			idleRow(cfg, "knit SPSC consumer in Pop, no spin", startIdleRing(false, 1, knit.WithSpin(knit.NoSpin))),
-			idleRow(cfg, "knit SPSC consumer in Pop, spin 50µs", startIdleRing(false, 1, knit.WithSpin(50*time.Microsecond))),
+			idleRow(cfg, "knit SPSC consumer in Pop, no spin", startIdleRing(false, 1, knit.Park{Spin: knit.NoSpin})),
+			idleRow(cfg, "knit SPSC consumer in Pop, spin 50µs", startIdleRing(false, 1, knit.Park{Spin: 50 * time.Microsecond})),
 		}
 		if cfg.Scale == harness.Full {
 			rows = append(rows,
 				idleRow(cfg, "knit SPSC consumer in Pop, locked thread, spin 50µs, futex",
-					startIdleRing(true, 1, knit.WithSpin(50*time.Microsecond), knit.WithBackend(knit.BackendFutex))),
+					startIdleRing(true, 1, knit.Park{Spin: 50 * time.Microsecond, Backend: knit.BackendFutex})),
 				idleRow(cfg, "knit MPMC, 4 consumers in Pop, spin 50µs",
-					startIdleRing(false, 4, knit.WithSpin(50*time.Microsecond))),
+					startIdleRing(false, 4, knit.Park{Spin: 50 * time.Microsecond})),
 			)
 		}
 		return rows
@@ -99,13 +99,16 @@ func startIdleChan(harness.Config) (func(), error) {
 // startIdleRing starts consumers goroutines blocked in Pop on an empty
 // ring (an SPSC for one, an MPMC for more); locked puts each on its own
 // locked thread, as BackendFutex expects.
-func startIdleRing(locked bool, consumers int, opts ...knit.Option) func(harness.Config) (func(), error) {
+func startIdleRing(locked bool, consumers int, park knit.Park) func(harness.Config) (func(), error) {
 	return func(cfg harness.Config) (func(), error) {
-		var q knit.Queue[uint64]
+		var q knit.Consumer[uint64]
+		var closeRing func()
 		if consumers == 1 {
-			q = knit.NewSPSC[uint64](ringCap, opts...)
+			s := knit.NewSPSC[uint64](ringCap, park)
+			q, closeRing = s.Consumer(), s.Producer().Close
 		} else {
-			q = knit.NewMPMC[uint64](ringCap, opts...)
+			m := knit.NewMPMC[uint64](ringCap, park)
+			q, closeRing = m, m.Close
 		}
 		done := make(chan struct{}, consumers)
 		for i := range consumers {
@@ -119,7 +122,7 @@ func startIdleRing(locked bool, consumers int, opts ...knit.Option) func(harness
 			}()
 		}
 		return func() {
-			q.Close()
+			closeRing()
 			for range consumers {
 				<-done
 			}

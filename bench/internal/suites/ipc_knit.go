@@ -4,6 +4,7 @@ import (
 	"context"
 	"time"
 
+	"github.com/knit-go/knit"
 	"github.com/knit-go/knit/bench/internal/harness"
 	"github.com/knit-go/knit/pool"
 )
@@ -20,10 +21,11 @@ import (
 // policies, one row each:
 //
 //	default   pool.Config{}: Knitting's policy as the pool adjusted it
-//	          (the single worker spins pool.DefaultSpin only when
-//	          GOMAXPROCS >= 4, so on a 2-CPU box it is the parked row)
+//	          (the single worker spins knit.DefaultWorkerSpin only where
+//	          a default spins at all, see knit.DefaultSpin, so on a
+//	          2-CPU box it is the parked row)
 //	spin 50µs the worker polls 50 µs before it parks, at any GOMAXPROCS
-//	parked    Spin < 0: the worker parks at once, every call pays a wake
+//	parked    Park.Spin < 0: the worker parks at once, every call pays a wake
 //
 // and, for batches of more than one message, the default policy with a
 // Call and a Wait per message: what a caller that does not batch pays.
@@ -31,8 +33,8 @@ func ipcKnitRows(cfg harness.Config) []harness.Row {
 	var rows []harness.Row
 	rows = append(rows, ipcRows("knit pool (1 worker)", cfg, startKnitIPC(pool.Config{}, true))...)
 	rows = append(rows, ipcRows("knit pool (1 worker, spin 50µs)", cfg,
-		startKnitIPC(pool.Config{Spin: 50 * time.Microsecond}, true))...)
-	rows = append(rows, ipcRows("knit pool (1 worker, parked)", cfg, startKnitIPC(pool.Config{Spin: -1}, true))...)
+		startKnitIPC(pool.Config{Park: knit.Park{Spin: 50 * time.Microsecond}}, true))...)
+	rows = append(rows, ipcRows("knit pool (1 worker, parked)", cfg, startKnitIPC(pool.Config{Park: knit.Park{Spin: knit.NoSpin}}, true))...)
 	for _, r := range ipcRows("knit pool (1 worker, Call per message)", cfg, startKnitIPC(pool.Config{}, false)) {
 		if r.Group != ipcGroup(1) { // a batch of one is a Call
 			rows = append(rows, r)

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/knit-go/knit"
 	"github.com/knit-go/knit/bench/internal/harness"
 	"github.com/knit-go/knit/pool"
 )
@@ -26,8 +27,8 @@ var poolCallSuite = harness.Suite{
 		rows := []harness.Row{
 			{Name: refChanRR, Start: startChanRR},
 			{Name: "knit Call+Wait, default policy", Start: startKnitRR(pool.Config{})},
-			{Name: "knit Call+Wait, spinning worker (50µs)", Start: startKnitRR(pool.Config{Spin: 50 * time.Microsecond})},
-			{Name: "knit Call+Wait, parked worker", Start: startKnitRR(pool.Config{Spin: -1})},
+			{Name: "knit Call+Wait, spinning worker (50µs)", Start: startKnitRR(pool.Config{Park: knit.Park{Spin: 50 * time.Microsecond}})},
+			{Name: "knit Call+Wait, parked worker", Start: startKnitRR(pool.Config{Park: knit.Park{Spin: knit.NoSpin}})},
 			{Name: refAtomic, Start: func(cfg harness.Config) (harness.Bench, error) {
 				return startAtomicPingPong(cfg, 1), nil
 			}},

@@ -159,7 +159,8 @@ func ringHandoff(producers int) *overheadBench {
 	var closeRing func()
 	if producers <= 1 {
 		q := knit.NewSPSC[func()](pool.DefaultQueueSize)
-		push, pop, closeRing = q.Push, q.Pop, q.Close
+		p, c := q.Producer(), q.Consumer()
+		push, pop, closeRing = p.Push, c.Pop, p.Close
 	} else {
 		q := knit.NewMPSC[func()](pool.DefaultQueueSize)
 		push, pop, closeRing = q.Push, q.Pop, q.Close

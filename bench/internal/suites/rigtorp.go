@@ -243,7 +243,7 @@ func startRigSPSC[T int32 | uint64](capacity int, name string) *rigSPSC[T] {
 	p := s.q.Producer()
 	s.start(func() {
 		for v := T(0); ; v++ {
-			for tries := 0; !p.TryPush(v); {
+			for tries := 0; p.TryPush(v) != nil; {
 				if s.spin(&tries) {
 					return
 				}
@@ -260,12 +260,12 @@ func (s *rigSPSC[T]) Run(n int) error {
 	s.pinRun()
 	c := s.q.Consumer()
 	for range n {
-		v, ok := c.TryPop()
-		for tries := 0; !ok; {
+		v, err := c.TryPop()
+		for tries := 0; err != nil; {
 			s.spin(&tries)
-			v, ok = c.TryPop()
+			v, err = c.TryPop()
 		}
-		if err := s.check(s.name, uint64(v)); err != nil {
+		if err = s.check(s.name, uint64(v)); err != nil {
 			return err
 		}
 	}
@@ -282,7 +282,7 @@ func startRigWords(capacity int) *rigWords {
 	p := s.q.Producer()
 	s.start(func() {
 		for v := uint64(0); ; v++ {
-			for tries := 0; !p.TryPush(v); {
+			for tries := 0; p.TryPush(v) != nil; {
 				if s.spin(&tries) {
 					return
 				}
@@ -299,12 +299,12 @@ func (s *rigWords) Run(n int) error {
 	s.pinRun()
 	c := s.q.Consumer()
 	for range n {
-		v, ok := c.TryPop()
-		for tries := 0; !ok; {
+		v, err := c.TryPop()
+		for tries := 0; err != nil; {
 			s.spin(&tries)
-			v, ok = c.TryPop()
+			v, err = c.TryPop()
 		}
-		if err := s.check("knit Words", v); err != nil {
+		if err = s.check("knit Words", v); err != nil {
 			return err
 		}
 	}
@@ -413,14 +413,14 @@ func startRigPair32() harness.Bench {
 	in, out := p.req.Consumer(), p.rep.Producer()
 	p.start(func() {
 		for {
-			v, ok := in.TryPop()
-			for tries := 0; !ok; {
+			v, err := in.TryPop()
+			for tries := 0; err != nil; {
 				if p.spin(&tries) {
 					return
 				}
-				v, ok = in.TryPop()
+				v, err = in.TryPop()
 			}
-			for !out.TryPush(v + 1) {
+			for out.TryPush(v+1) != nil {
 			}
 		}
 	})
@@ -431,12 +431,12 @@ func (p *rigPair32) Run(n int) error {
 	p.pinRun()
 	out, in := p.req.Producer(), p.rep.Consumer()
 	for i := range int32(n) {
-		for !out.TryPush(i) {
+		for out.TryPush(i) != nil {
 		}
-		v, ok := in.TryPop()
-		for tries := 0; !ok; {
+		v, err := in.TryPop()
+		for tries := 0; err != nil; {
 			p.spin(&tries)
-			v, ok = in.TryPop()
+			v, err = in.TryPop()
 		}
 		if v != i+1 {
 			return outOfOrder("knit SPSC[int32] pair", uint64(v), uint64(i+1))
@@ -455,14 +455,14 @@ func startRigWordsPair() harness.Bench {
 	in, out := p.req.Consumer(), p.rep.Producer()
 	p.start(func() {
 		for {
-			v, ok := in.TryPop()
-			for tries := 0; !ok; {
+			v, err := in.TryPop()
+			for tries := 0; err != nil; {
 				if p.spin(&tries) {
 					return
 				}
-				v, ok = in.TryPop()
+				v, err = in.TryPop()
 			}
-			for !out.TryPush(v + 1) {
+			for out.TryPush(v+1) != nil {
 			}
 		}
 	})
@@ -473,12 +473,12 @@ func (p *rigWordsPair) Run(n int) error {
 	p.pinRun()
 	out, in := p.req.Producer(), p.rep.Consumer()
 	for i := range uint64(n) {
-		for !out.TryPush(i) {
+		for out.TryPush(i) != nil {
 		}
-		v, ok := in.TryPop()
-		for tries := 0; !ok; {
+		v, err := in.TryPop()
+		for tries := 0; err != nil; {
 			p.spin(&tries)
-			v, ok = in.TryPop()
+			v, err = in.TryPop()
 		}
 		if v != i+1 {
 			return outOfOrder("knit Words pair", v, i+1)

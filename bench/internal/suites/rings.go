@@ -127,7 +127,8 @@ func throughputRows(batch int) []harness.Row {
 
 func roundTripRows() []harness.Row {
 	const g = "round trip"
-	spin := knit.WithSpin(50 * time.Microsecond)
+	spin := knit.Park{Spin: 50 * time.Microsecond}
+	futex := knit.Park{Spin: 50 * time.Microsecond, Backend: knit.BackendFutex}
 	return []harness.Row{
 		{Group: g, Name: ringsRef, Start: chanPingPong(0)},
 		{Group: g, Name: refAtomic, Start: func(cfg harness.Config) (harness.Bench, error) {
@@ -140,7 +141,7 @@ func roundTripRows() []harness.Row {
 			return startRingPair(cfg, false, spin), nil
 		}},
 		{Group: g, Name: "knit SPSC pair, locked threads, spin 50µs, futex", Start: func(cfg harness.Config) (harness.Bench, error) {
-			return startRingPair(cfg, true, spin, knit.WithBackend(knit.BackendFutex)), nil
+			return startRingPair(cfg, true, futex), nil
 		}},
 	}
 }
@@ -179,7 +180,7 @@ func burstRows(s harness.Scale) []harness.Row {
 			Group: g,
 			Name:  name,
 			Start: func(harness.Config) (harness.Bench, error) {
-				return startSPSCStream(1, burstLen, burstGap, knit.WithSpin(d)), nil
+				return startSPSCStream(1, burstLen, burstGap, knit.Park{Spin: d}), nil
 			},
 		})
 	}

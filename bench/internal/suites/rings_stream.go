@@ -73,7 +73,7 @@ func (s *chanStream) Close() error {
 }
 
 // spscStream streams through a knit SPSC[uint64]: Push/Pop for batch 1,
-// PushBatch/PopBatch otherwise, with a blocking Push (Pop) when a batch
+// TryPushBatch/TryPopBatch otherwise, with a blocking Push (Pop) when a batch
 // finds the ring full (empty). Close asks the producer to stop and drains
 // the ring until the producer's own Close comes through: an SPSC ring is
 // closed by its producer.
@@ -88,8 +88,8 @@ type spscStream struct {
 	done  chan struct{}
 }
 
-func startSPSCStream(batch, burst int, gap time.Duration, opts ...knit.Option) *spscStream {
-	s := &spscStream{q: knit.NewSPSC[uint64](ringCap, opts...), batch: batch,
+func startSPSCStream(batch, burst int, gap time.Duration, park ...knit.Park) *spscStream {
+	s := &spscStream{q: knit.NewSPSC[uint64](ringCap, park...), batch: batch,
 		dst: make([]uint64, batch), done: make(chan struct{})}
 	go s.produce(burst, gap)
 	return s
@@ -118,7 +118,7 @@ func (s *spscStream) produce(burst int, gap time.Duration) {
 		for i := range buf {
 			buf[i] = next + uint64(i)
 		}
-		k := q.PushBatch(buf)
+		k, _ := q.TryPushBatch(buf)
 		next += uint64(k)
 		if k < len(buf) {
 			if q.Push(ctx, next) != nil {
@@ -146,7 +146,7 @@ func (s *spscStream) Run(n int) error {
 		return nil
 	}
 	for got := 0; got < n; {
-		k := q.PopBatch(s.dst[:min(len(s.dst), n-got)])
+		k, _ := q.TryPopBatch(s.dst[:min(len(s.dst), n-got)])
 		if k == 0 {
 			v, err := q.Pop(ctx)
 			if err != nil {
@@ -167,8 +167,8 @@ func (s *spscStream) Run(n int) error {
 
 func (s *spscStream) Close() error {
 	s.stop.Store(true)
-	for {
-		if _, err := s.q.Pop(context.Background()); err != nil {
+	for q := s.q.Consumer(); ; {
+		if _, err := q.Pop(context.Background()); err != nil {
 			break
 		}
 	}
@@ -215,7 +215,7 @@ func (s *wordsStream) produce() {
 		for i := range buf {
 			buf[i] = next + uint64(i)
 		}
-		k := q.PushBatch(buf)
+		k, _ := q.TryPushBatch(buf)
 		next += uint64(k)
 		if k < len(buf) {
 			if q.Push(ctx, next) != nil {
@@ -243,7 +243,7 @@ func (s *wordsStream) Run(n int) error {
 		return nil
 	}
 	for got := 0; got < n; {
-		k := q.PopBatch(s.dst[:min(len(s.dst), n-got)])
+		k, _ := q.TryPopBatch(s.dst[:min(len(s.dst), n-got)])
 		if k == 0 {
 			v, err := q.Pop(ctx)
 			if err != nil {
@@ -264,8 +264,8 @@ func (s *wordsStream) Run(n int) error {
 
 func (s *wordsStream) Close() error {
 	s.stop.Store(true)
-	for {
-		if _, err := s.q.Pop(context.Background()); err != nil {
+	for q := s.q.Consumer(); ; {
+		if _, err := q.Pop(context.Background()); err != nil {
 			break
 		}
 	}
@@ -416,8 +416,8 @@ type ringPair struct {
 	done     chan struct{}
 }
 
-func startRingPair(cfg harness.Config, locked bool, opts ...knit.Option) *ringPair {
-	p := &ringPair{req: knit.NewSPSC[uint64](64, opts...), rep: knit.NewSPSC[uint64](64, opts...),
+func startRingPair(cfg harness.Config, locked bool, park ...knit.Park) *ringPair {
+	p := &ringPair{req: knit.NewSPSC[uint64](64, park...), rep: knit.NewSPSC[uint64](64, park...),
 		cfg: cfg, locked: locked, done: make(chan struct{})}
 	ready := make(chan struct{})
 	go p.partner(ready)
@@ -433,9 +433,10 @@ func (p *ringPair) partner(ready chan<- struct{}) {
 	}
 	close(ready)
 	ctx := context.Background()
+	req, rep := p.req.Consumer(), p.rep.Producer()
 	for {
-		v, err := p.req.Pop(ctx)
-		if err != nil || p.rep.Push(ctx, v+1) != nil {
+		v, err := req.Pop(ctx)
+		if err != nil || rep.Push(ctx, v+1) != nil {
 			return
 		}
 	}
@@ -447,11 +448,12 @@ func (p *ringPair) Run(n int) error {
 		defer release()
 	}
 	ctx := context.Background()
+	req, rep := p.req.Producer(), p.rep.Consumer()
 	for i := range uint64(n) {
-		if err := p.req.Push(ctx, i); err != nil {
+		if err := req.Push(ctx, i); err != nil {
 			return err
 		}
-		v, err := p.rep.Pop(ctx)
+		v, err := rep.Pop(ctx)
 		if err != nil {
 			return err
 		}
@@ -463,9 +465,9 @@ func (p *ringPair) Run(n int) error {
 }
 
 func (p *ringPair) Close() error {
-	p.req.Close()
+	p.req.Producer().Close()
 	<-p.done
-	p.rep.Close()
+	p.rep.Producer().Close()
 	return nil
 }
 
@@ -713,10 +715,11 @@ func startFutexBurst(cfg harness.Config) *futexBurst {
 
 func (f *futexBurst) produce() {
 	defer close(f.done)
+	q := f.q.Producer()
 	var next uint64
 	for !f.stop.Load() {
 		for range burstLen {
-			for !f.q.TryPush(next) {
+			for q.TryPush(next) != nil {
 				if f.stop.Load() {
 					return
 				}
@@ -733,12 +736,13 @@ func (f *futexBurst) produce() {
 func (f *futexBurst) Run(n int) error {
 	release := f.cfg.LockThread(0)
 	defer release()
+	q := f.q.Consumer()
 	for got := 0; got < n; {
-		v, ok := f.q.TryPop()
-		if !ok {
+		v, err := q.TryPop()
+		if err != nil {
 			w := f.word.Load()
-			if v, ok = f.q.TryPop(); !ok {
-				if err := knit.FutexWait(&f.word, w, 0); err != nil {
+			if v, err = q.TryPop(); err != nil {
+				if err = knit.FutexWait(&f.word, w, 0); err != nil {
 					return err
 				}
 				continue

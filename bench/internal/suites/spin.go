@@ -10,57 +10,57 @@ import (
 )
 
 // The spin suite measures knit's spin layer: the cost of one Pause hint
-// for every spin kind this CPU and build offer, and a handoff round trip
-// between two locked threads waiting through SpinUntil with each kind,
+// for every hint this CPU and build offer, and a handoff round trip
+// between two locked threads waiting through SpinUntil with each hint,
 // beside the bare atomic load loop (the limit) and a runtime.Gosched
-// loop. The reference is the pure-Go kind ("loop"), in both groups:
+// loop. The reference is the pure-Go hint ("loop"), in both groups:
 // assembly stays only where it beats the pure-Go path in the same run.
 //
-// knit.SetSpin is process-wide. Each row sets its kind in Start and puts
-// back the kind that was in force in Close; the harness runs rows one at
+// knit.SetHint is process-wide. Each row sets its hint in Start and puts
+// back the hint that was in force in Close; the harness runs rows one at
 // a time, so no other row sees the change.
 var spinSuite = harness.Suite{
 	Name: "spin",
-	Description: "knit's spin hints: ns per Pause hint for each available spin kind, and a round trip between " +
-		"two locked threads waiting with SpinUntil (50 µs budget, then runtime.Gosched) per kind, beside the " +
-		"bare atomic load loop (the limit) and a runtime.Gosched loop. Reference: the pure-Go kind, \"loop\".",
+	Description: "knit's spin hints: ns per Pause hint for each available hint (knit.Hint), and a round trip between " +
+		"two locked threads waiting with SpinUntil (50 µs budget, then runtime.Gosched) per hint, beside the " +
+		"bare atomic load loop (the limit) and a runtime.Gosched loop. Reference: the pure-Go hint, \"loop\".",
 	Unit: "hint (Pause group); round trip (handoff group)",
 	Ref:  spinRef,
 	Rows: spinRows,
 }
 
-// spinRef is the pure-Go kind's row name in both groups.
+// spinRef is the pure-Go hint's row name in both groups.
 const spinRef = "loop (pure Go)"
 
 // spinUntilBudget is how long a waiter spins in one SpinUntil call before
 // it yields once and spins again.
 const spinUntilBudget = 50 * time.Microsecond
 
-// spinKinds are the kinds this CPU and build can use, pure Go first.
-func spinKinds() []knit.SpinKind {
-	var ks []knit.SpinKind
-	for _, k := range []knit.SpinKind{knit.SpinLoop, knit.SpinPause, knit.SpinTPause, knit.SpinMWaitX,
-		knit.SpinISB, knit.SpinYield, knit.SpinWFE} {
-		if k.Available() {
-			ks = append(ks, k)
+// hints are the hints this CPU and build can use, pure Go first.
+func hints() []knit.Hint {
+	var hs []knit.Hint
+	for _, h := range []knit.Hint{knit.HintLoop, knit.HintPause, knit.HintTPause, knit.HintMWaitX,
+		knit.HintISB, knit.HintYield, knit.HintWFE} {
+		if h.Available() {
+			hs = append(hs, h)
 		}
 	}
-	return ks
+	return hs
 }
 
-func spinLabel(k knit.SpinKind) string {
-	if k == knit.SpinLoop {
+func hintLabel(k knit.Hint) string {
+	if k == knit.HintLoop {
 		return spinRef
 	}
 	return k.String()
 }
 
 func spinRows(harness.Config) []harness.Row {
-	const hints, handoff = "Pause: ns per hint", "SpinUntil handoff round trip (locked threads)"
+	const pause, handoff = "Pause: ns per hint", "SpinUntil handoff round trip (locked threads)"
 	var rows []harness.Row
-	for _, k := range spinKinds() {
-		rows = append(rows, harness.Row{Group: hints, Name: spinLabel(k), Start: func(harness.Config) (harness.Bench, error) {
-			restore, err := useSpin(k)
+	for _, k := range hints() {
+		rows = append(rows, harness.Row{Group: pause, Name: hintLabel(k), Start: func(harness.Config) (harness.Bench, error) {
+			restore, err := useHint(k)
 			if err != nil {
 				return nil, err
 			}
@@ -70,9 +70,9 @@ func spinRows(harness.Config) []harness.Row {
 	rows = append(rows, harness.Row{Group: handoff, Name: refAtomic, Start: func(cfg harness.Config) (harness.Bench, error) {
 		return startAtomicPingPong(cfg, 1), nil
 	}})
-	for _, k := range spinKinds() {
-		rows = append(rows, harness.Row{Group: handoff, Name: spinLabel(k), Start: func(cfg harness.Config) (harness.Bench, error) {
-			restore, err := useSpin(k)
+	for _, k := range hints() {
+		rows = append(rows, harness.Row{Group: handoff, Name: hintLabel(k), Start: func(cfg harness.Config) (harness.Bench, error) {
+			restore, err := useHint(k)
 			if err != nil {
 				return nil, err
 			}
@@ -84,15 +84,15 @@ func spinRows(harness.Config) []harness.Row {
 	}})
 }
 
-// useSpin makes k the process's spin kind and returns the func that puts
-// back the kind in force before.
-func useSpin(k knit.SpinKind) (restore func(), err error) {
-	prev := knit.CPU().Spin
-	if err := knit.SetSpin(k); err != nil {
-		knit.SetSpin(prev)
+// useHint makes k the process's spin hint and returns the func that puts
+// back the hint in force before.
+func useHint(k knit.Hint) (restore func(), err error) {
+	prev := knit.CPU().Hint
+	if err := knit.SetHint(k); err != nil {
+		knit.SetHint(prev)
 		return nil, err
 	}
-	return func() { knit.SetSpin(prev) }, nil
+	return func() { knit.SetHint(prev) }, nil
 }
 
 // hintBench runs n hints: Pause splits them into short assembly calls, so

@@ -161,16 +161,14 @@ type faultyQueue struct {
 }
 
 func (q *faultyQueue) Push(ctx context.Context, v uint64) error {
-	return q.push(v, func(v uint64) bool { return q.Queue.Push(ctx, v) == nil })
+	return q.push(v, func(v uint64) error { return q.Queue.Push(ctx, v) })
 }
 
-func (q *faultyQueue) TryPush(v uint64) bool {
-	return q.push(v, q.Queue.TryPush) == nil
+func (q *faultyQueue) TryPush(v uint64) error {
+	return q.push(v, q.Queue.TryPush)
 }
 
-var errFaultyFull = errors.New("full or closed")
-
-func (q *faultyQueue) push(v uint64, try func(uint64) bool) error {
+func (q *faultyQueue) push(v uint64, try func(uint64) error) error {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	if q.pushed+1 == q.at {
@@ -179,10 +177,10 @@ func (q *faultyQueue) push(v uint64, try func(uint64) bool) error {
 			q.pushed++
 			return nil
 		case "duplicate":
-			if !try(v) {
-				return errFaultyFull
+			if err := try(v); err != nil {
+				return err
 			}
-			for !try(v) {
+			for try(v) != nil {
 				runtime.Gosched() // the consumers make room
 			}
 			q.pushed++
@@ -191,8 +189,8 @@ func (q *faultyQueue) push(v uint64, try func(uint64) bool) error {
 			v ^= 1 << 40
 		}
 	}
-	if !try(v) {
-		return errFaultyFull
+	if err := try(v); err != nil {
+		return err
 	}
 	q.pushed++
 	return nil

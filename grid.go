@@ -5,6 +5,9 @@ import (
 	"iter"
 )
 
+// The grid's calls (see Producer and Consumer) over any ring, written
+// once: each ring's methods forward here, or to pushSlow and popSlow.
+
 // ringOps is what the calls in this file, and Select, need of a ring:
 // its single attempts (ringCore), its batch attempts, which ring the
 // other side as push and pop do, and its doorbells for waiting. Every
@@ -14,6 +17,10 @@ type ringOps[T any] interface {
 	ringCore[T]
 	pushN(vs []T) int
 	popN(dst []T) int
+	// pushClosed reports, after a pushN that stopped short, whether the
+	// ring was closed (else it was full); read without a shared line
+	// where the producer keeps its own copy of the tail.
+	pushClosed() bool
 	bellsOf() *ringBells
 }
 
@@ -21,27 +28,29 @@ var (
 	_ ringOps[int]    = (*SPSC[int])(nil)
 	_ ringOps[int]    = (*seqRing[int])(nil)
 	_ ringOps[uint64] = (*Words)(nil)
+	_ ringOps[int]    = (*Mailbox[int])(nil)
+	_ ringOps[int]    = (*Broadcast[int])(nil)
+	_ ringOps[int]    = (*Subscription[int])(nil)
 )
 
-// trySendBatch pushes a prefix of vs and says why it stopped short:
-// ErrFull or ErrClosed. A batch attempt that stops short is followed by
-// one single attempt, whose status tells full from closed; if that one
-// succeeds (a slot was freed meanwhile) the batch goes on.
-func trySendBatch[T any](r ringOps[T], vs []T) (int, error) {
+// tryPushBatch pushes the longest prefix of vs that fits, with one claim
+// of the index, and says why it stopped short: ErrFull or ErrClosed.
+func tryPushBatch[T any](r ringOps[T], vs []T) (int, error) {
 	n := r.pushN(vs)
-	for n < len(vs) {
-		if st := r.push(vs[n]); st != stOK {
-			return n, statusErr[st&7]
-		}
-		n++
-		n += r.pushN(vs[n:])
+	if n == len(vs) {
+		return n, nil
 	}
-	return n, nil
+	if r.pushClosed() {
+		return n, ErrClosed
+	}
+	return n, ErrFull
 }
 
-// tryRecvBatch pops up to len(dst) items and, when it found none, says
-// why: ErrEmpty, or ErrClosed once the ring is closed and drained.
-func tryRecvBatch[T any](r ringOps[T], dst []T) (int, error) {
+// tryPopBatch pops up to len(dst) ready items with one claim of the
+// index and, when it found none, says why: ErrEmpty, or ErrClosed once
+// the ring is closed and drained. The single attempt that tells the two
+// apart may find an item that came meanwhile: it is the batch's one.
+func tryPopBatch[T any](r ringOps[T], dst []T) (int, error) {
 	if len(dst) == 0 {
 		return 0, nil
 	}
@@ -53,19 +62,19 @@ func tryRecvBatch[T any](r ringOps[T], dst []T) (int, error) {
 		return 0, statusErr[st&7]
 	}
 	dst[0] = v
-	return 1 + r.popN(dst[1:]), nil
+	return 1, nil
 }
 
-// sendBatch pushes all of vs, waiting for room as Push does: the first
+// pushBatch pushes all of vs, waiting for room as Push does: the first
 // item that does not fit goes in through Push's wait, and the rest follow
 // in batches.
-func sendBatch[T any](ctx context.Context, r ringOps[T], vs []T) (int, error) {
+func pushBatch[T any](ctx context.Context, r ringOps[T], vs []T) (int, error) {
 	if err := ctxErr(ctx); err != nil {
 		return 0, err
 	}
 	n := 0
 	for {
-		k, err := trySendBatch(r, vs[n:])
+		k, err := tryPushBatch(r, vs[n:])
 		if n += k; err != ErrFull {
 			return n, err
 		}
@@ -78,13 +87,13 @@ func sendBatch[T any](ctx context.Context, r ringOps[T], vs []T) (int, error) {
 	}
 }
 
-// recvBatch pops at least one item, waiting as Pop does, and then as many
+// popBatch pops at least one item, waiting as Pop does, and then as many
 // more as are ready, up to len(dst).
-func recvBatch[T any](ctx context.Context, r ringOps[T], dst []T) (int, error) {
+func popBatch[T any](ctx context.Context, r ringOps[T], dst []T) (int, error) {
 	if err := ctxErr(ctx); err != nil {
 		return 0, err
 	}
-	n, err := tryRecvBatch(r, dst)
+	n, err := tryPopBatch(r, dst)
 	if err != ErrEmpty {
 		return n, err
 	}

@@ -1,0 +1,61 @@
+package knit
+
+// MPSC, SPMC and MPMC are one ring, seqRing, with a single or a shared
+// side: the grid's calls are seqRing's, written once, and each type only
+// says which sides several goroutines may share.
+//
+// Memory, for each: Cap slots of T plus an 8-byte sequence each (rounded
+// to T's alignment), zero at creation (the OS supplies the pages as they
+// are first used), plus under 1 KiB of padded indices and doorbells.
+//
+// Every publish is a sync/atomic store (XCHG on amd64, STLR on arm64),
+// ordered before any load that follows it, so code may wait for these
+// rings through an Event of its own: TryPush, then Notify.
+
+// MPSC is a bounded multi-producer single-consumer ring: any number of
+// goroutines push, one pops; it has both sides of the grid ([Queue]).
+// Producers claim slots by CAS on a shared index (a failed CAS backs off
+// with the spin hint); the consumer, being alone, stores its index.
+// Close is safe from any goroutine. The zero MPSC is not a ring; create
+// one with NewMPSC.
+type MPSC[T any] struct{ seqRing[T] }
+
+// SPMC is a bounded single-producer multi-consumer ring: one goroutine
+// pushes, any number pop. The producer, being alone, stores its index;
+// consumers claim items by CAS on a shared index. Close is a producer
+// call (see Producer.Close). A consumer between taking an item and
+// freeing its slot holds that slot, so TryPush may report full while a
+// pop that began later has already returned. The zero SPMC is not a
+// ring; create one with NewSPMC.
+type SPMC[T any] struct{ seqRing[T] }
+
+// MPMC is a bounded multi-producer multi-consumer ring (Vyukov's bounded
+// queue, with a sequence per slot): any number of goroutines push and pop
+// at once, producers contending on one CAS per push (or per batch),
+// consumers on another. Close is safe from any goroutine. The zero MPMC
+// is not a ring; create one with NewMPMC.
+type MPMC[T any] struct{ seqRing[T] }
+
+// NewMPSC returns an MPSC ring holding capacity items, rounded up to a
+// power of two; park, if given, says how blocked calls wait. It panics if
+// capacity is < 1 or > MaxCapacity, or if the slots would take more than
+// 1 TiB.
+func NewMPSC[T any](capacity int, park ...Park) *MPSC[T] {
+	q := &MPSC[T]{}
+	q.init("MPSC", capacity, false, true, park)
+	return q
+}
+
+// NewSPMC returns an SPMC ring, as NewMPSC does.
+func NewSPMC[T any](capacity int, park ...Park) *SPMC[T] {
+	q := &SPMC[T]{}
+	q.init("SPMC", capacity, true, false, park)
+	return q
+}
+
+// NewMPMC returns an MPMC ring, as NewMPSC does.
+func NewMPMC[T any](capacity int, park ...Park) *MPMC[T] {
+	q := &MPMC[T]{}
+	q.init("MPMC", capacity, false, false, park)
+	return q
+}

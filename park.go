@@ -1,0 +1,71 @@
+package knit
+
+import (
+	"time"
+
+	"github.com/knit-go/knit/internal/spinpolicy"
+)
+
+// Park says how a blocked call waits: spin for Spin, watching its word
+// with the CPU's spin hint, then sleep on Backend. It is knit's one way
+// to configure waiting: a ring takes it at construction (NewMPMC(n,
+// Park{...})), Event.Wait per call, pool.Config as a field, and shm's
+// rings (CreateRing, AttachRing, WorkerConfig) as an argument or field.
+// The zero Park is the default everywhere; shm sleeps on a
+// process-shared futex whatever Backend says.
+type Park struct {
+	// Spin is the spin budget before sleeping: a positive value spins
+	// that long, NoSpin (any negative value) sleeps at once, and zero is
+	// the place's default (DefaultSpin).
+	Spin time.Duration
+	// Backend is where the waiter sleeps (BackendAuto: the Go scheduler).
+	Backend Backend
+}
+
+// Spin budgets. Every budget in knit (Park.Spin, and through it the
+// rings, Event, pool.Config and shm) reads the same way: a
+// positive budget spins that long before parking, NoSpin (any negative
+// value) parks at once, and zero picks the default of the place:
+//
+//   - DefaultSpin for a ring's blocked Push or Pop, an Event waiter and
+//     Select: a futex round trip on bare metal four times over
+//     (BENCHMARKS.md, "Rings");
+//   - DefaultWorkerSpin for a pool of one worker waiting for its next
+//     task, and for shm's blocking calls waiting for the other process:
+//     the budget Knitting (github.com/mimiMonads/knitting) gives a lone
+//     worker, which sits on the request's critical path. A pool of two
+//     or more workers parks at once, as Knitting's does (pool.Config).
+//
+// A default spins only where GOMAXPROCS and the CPU count are both four
+// or more: with fewer Ps, or fewer CPUs behind them, the goroutine that
+// would end the spin most likely needs the P or the CPU the spinner
+// holds (BENCHMARKS.md, "Spin budgets on two CPUs"). Under HintNone no
+// budget spins.
+const (
+	NoSpin            time.Duration = -1
+	DefaultSpin                     = 20 * time.Microsecond
+	DefaultWorkerSpin               = 50 * time.Microsecond
+)
+
+// spin is the budget p.Spin stands for.
+func (p Park) spin() time.Duration { return spinpolicy.Resolve(p.Spin, DefaultSpin) }
+
+// ringPark is the Park a ring's waiters use, from the constructor's
+// optional argument. A budget that resolves to no spin is stored as
+// NoSpin, so the Park reads "never spin" whatever zero means to the code
+// that takes it.
+func ringPark(kind string, park []Park) Park {
+	var p Park
+	switch len(park) {
+	case 0:
+	case 1:
+		p = park[0]
+	default:
+		panic("knit: New" + kind + " takes at most one Park")
+	}
+	if p.Spin = spinpolicy.Resolve(p.Spin, DefaultSpin); p.Spin == 0 {
+		p.Spin = NoSpin
+	}
+	startAsymBarrier()
+	return p
+}
