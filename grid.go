@@ -34,30 +34,39 @@ var (
 )
 
 // tryPushBatch pushes the longest prefix of vs that fits, with one claim
-// of the index, and says why it stopped short: ErrFull or ErrClosed.
+// of the index, and says why it stopped short: ErrFull or ErrClosed. The
+// SPSC and Words ends make the same two calls on their ring directly,
+// without the interface.
 func tryPushBatch[T any](r ringOps[T], vs []T) (int, error) {
-	n := r.pushN(vs)
-	if n == len(vs) {
-		return n, nil
+	if n := r.pushN(vs); n < len(vs) {
+		return n, shortPush(r.pushClosed())
 	}
-	if r.pushClosed() {
-		return n, ErrClosed
+	return len(vs), nil
+}
+
+// shortPush is the error of a batch push that stopped short.
+func shortPush(closed bool) error {
+	if closed {
+		return ErrClosed
 	}
-	return n, ErrFull
+	return ErrFull
 }
 
 // tryPopBatch pops up to len(dst) ready items with one claim of the
 // index and, when it found none, says why: ErrEmpty, or ErrClosed once
 // the ring is closed and drained. The single attempt that tells the two
-// apart may find an item that came meanwhile: it is the batch's one.
+// apart may find an item that came meanwhile: it is the batch's one. The
+// SPSC and Words ends make the same calls on their ring directly.
 func tryPopBatch[T any](r ringOps[T], dst []T) (int, error) {
-	if len(dst) == 0 {
-		return 0, nil
-	}
-	if n := r.popN(dst); n > 0 {
+	if n := r.popN(dst); n > 0 || len(dst) == 0 {
 		return n, nil
 	}
 	v, st := r.pop()
+	return poppedOne(v, st, dst)
+}
+
+// poppedOne is tryPopBatch's answer from its single attempt.
+func poppedOne[T any](v T, st status, dst []T) (int, error) {
 	if st != stOK {
 		return 0, statusErr[st&7]
 	}

@@ -25,6 +25,7 @@ const readmePrelude = `package readme
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"iter"
 	"sync/atomic"
@@ -61,12 +62,14 @@ var (
 	ticker  *time.Ticker
 	quit    chan struct{}
 	inbox   *knit.MPSC[*Job]
+	inboxes []*knit.MPSC[*Job]
 	run     func(*Job)
 	flush   func(time.Time)
 )
 
 var (
 	_ = fmt.Sprint
+	_ = errors.Is
 	_ affinity.CPUSet
 	_ shm.Region
 )

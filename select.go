@@ -39,10 +39,16 @@ import (
 // still notifies with one load. A blocked Select registers on each ring's
 // doorbell and sleeps on one channel of its own, with no goroutine per
 // ring and no CPU; a ring's Notify wakes it, or a channel case, or ctx.
-// With channel cases it sleeps in reflect.Select, which allocates; with
-// rings alone it does not, beyond a set of wait nodes when a waker still
-// held one as Select left. Select itself allocates its state when it must
-// wait: a loop should make a Selector once and call its Select.
+// A Selector's Select allocates nothing in the steady state with any
+// number of ring cases, a ctx, and channel cases of these shapes: at most
+// one whose element has a size (a timer's time.Time, a results channel)
+// beside at most one whose element has none (a quit channel of struct{}),
+// or up to two of the latter. Other channel cases sleep in
+// reflect.Select, which allocates a receive buffer per call. (A set of
+// wait nodes is made anew when a waker still held one as Select left.)
+// Select itself allocates its state when it must wait: a loop should
+// make a Selector once and call its Select, and can switch a case off
+// and on (Selector.Disable) as a nil channel does in a select statement.
 func Select(ctx context.Context, cases ...Case) (int, error) {
 	if err := ctxErr(ctx); err != nil {
 		return -1, err
@@ -78,13 +84,8 @@ type selectCase interface {
 	// channel closed.
 	try() (fired bool, err error)
 	// bell is the doorbell a waiter for this case registers on, and the
-	// index its prepare records; nil for a channel case.
+	// index its prepare records; nil for a channel case (a chanCase).
 	waitOn() (*ringBell, uint64)
-	// sleepCase is a channel case as reflect.Select takes it, built as
-	// the Select goes to sleep (a send reads its value then).
-	sleepCase() reflect.SelectCase
-	// deliver completes a channel case that reflect.Select performed.
-	deliver(v reflect.Value, ok bool) error
 }
 
 // PopCase is a case that pops an item from src into *dst (dropped if dst
@@ -151,19 +152,6 @@ func nilRingMsg(op string, end any) string {
 	return "knit: " + op + " of a zero " + name + ": an end must come from its ring's Producer or Consumer"
 }
 
-// RecvCase is a case that receives from ch into *dst (dropped if dst is
-// nil); a closed ch fires it with ErrClosed, and a nil ch never fires.
-func RecvCase[T any](ch <-chan T, dst *T) Case { return Case{&chanRecvCase[T]{ch, dst}} }
-
-// SendCase is a case that sends *v on ch, reading *v as the Select tries
-// it or goes to sleep; a nil ch never fires.
-func SendCase[T any](ch chan<- T, v *T) Case {
-	if v == nil {
-		panic("knit: SendCase needs a value pointer")
-	}
-	return Case{&chanSendCase[T]{ch, v}}
-}
-
 type popCase[T any] struct {
 	r   ringOps[T]
 	dst *T
@@ -188,9 +176,6 @@ func (c *popCase[T]) waitOn() (*ringBell, uint64) {
 	return &c.r.bellsOf().notEmpty, tail &^ closedBit
 }
 
-func (c *popCase[T]) sleepCase() reflect.SelectCase     { return reflect.SelectCase{} }
-func (c *popCase[T]) deliver(reflect.Value, bool) error { return nil }
-
 type pushCase[T any] struct {
 	r ringOps[T]
 	v *T
@@ -211,75 +196,16 @@ func (c *pushCase[T]) waitOn() (*ringBell, uint64) {
 	return &c.r.bellsOf().notFull, head
 }
 
-func (c *pushCase[T]) sleepCase() reflect.SelectCase     { return reflect.SelectCase{} }
-func (c *pushCase[T]) deliver(reflect.Value, bool) error { return nil }
-
-type chanRecvCase[T any] struct {
-	ch  <-chan T
-	dst *T
-}
-
-func (c *chanRecvCase[T]) try() (bool, error) {
-	select {
-	case v, ok := <-c.ch:
-		if !ok {
-			return true, ErrClosed
-		}
-		if c.dst != nil {
-			*c.dst = v
-		}
-		return true, nil
-	default:
-		return false, nil
-	}
-}
-
-func (c *chanRecvCase[T]) waitOn() (*ringBell, uint64) { return nil, 0 }
-
-func (c *chanRecvCase[T]) sleepCase() reflect.SelectCase {
-	return reflect.SelectCase{Dir: reflect.SelectRecv, Chan: reflect.ValueOf(c.ch)}
-}
-
-func (c *chanRecvCase[T]) deliver(v reflect.Value, ok bool) error {
-	if !ok {
-		return ErrClosed
-	}
-	if c.dst != nil {
-		reflect.ValueOf(c.dst).Elem().Set(v)
-	}
-	return nil
-}
-
-type chanSendCase[T any] struct {
-	ch chan<- T
-	v  *T
-}
-
-func (c *chanSendCase[T]) try() (bool, error) {
-	select {
-	case c.ch <- *c.v:
-		return true, nil
-	default:
-		return false, nil
-	}
-}
-
-func (c *chanSendCase[T]) waitOn() (*ringBell, uint64) { return nil, 0 }
-
-func (c *chanSendCase[T]) sleepCase() reflect.SelectCase {
-	return reflect.SelectCase{Dir: reflect.SelectSend, Chan: reflect.ValueOf(c.ch), Send: reflect.ValueOf(c.v).Elem()}
-}
-
-func (c *chanSendCase[T]) deliver(reflect.Value, bool) error { return nil }
-
 // Selector is a Select whose cases and wait state are made once, for a
 // loop: sel.Select(ctx) is Select(ctx, cases...) without the allocation.
 // The cases' destinations and values are the pointers they were made
 // with, read and written at each Select. A Selector is used by one
 // goroutine at a time.
 type Selector struct {
-	cases []Case
-	chans []int // the channel cases' indices
+	cases     []Case
+	off       []bool     // per case: switched off by Disable
+	chans     []int      // the channel cases' indices
+	chanCases []chanCase // and the cases, in the same order
 
 	// Per case, by index: the bell a ring case registers on (nil for a
 	// channel case), its ticket in the current round, and owed: a
@@ -307,7 +233,7 @@ type Selector struct {
 	// go of a node it unlinked (waiter.passed).
 	wake  chan struct{}
 	nodes []waiter
-	sleep []reflect.SelectCase // wake, ctx.Done(), then the channel cases; only with channel cases
+	sleep []reflect.SelectCase // wake, ctx.Done(), then the channel cases; made by sleepReflect
 
 	// Where the next poll starts: the case that fired last, for up to
 	// selectStreak Selects in a row, then the one after it. Staying on
@@ -321,6 +247,7 @@ type Selector struct {
 func NewSelector(cases ...Case) *Selector {
 	s := &Selector{
 		cases:   cases,
+		off:     make([]bool, len(cases)),
 		bells:   make([]*ringBell, len(cases)),
 		tickets: make([]Ticket, len(cases)),
 		owed:    make([]bool, len(cases)),
@@ -330,16 +257,29 @@ func NewSelector(cases ...Case) *Selector {
 		if c.c == nil {
 			panic("knit: Select of a zero Case: make cases with PopCase, PushCase, RecvCase or SendCase")
 		}
-		if b, _ := c.c.waitOn(); b == nil {
+		if cc, ok := c.c.(chanCase); ok {
 			s.chans = append(s.chans, i)
+			s.chanCases = append(s.chanCases, cc)
 		}
 	}
-	if len(s.chans) > 0 {
-		s.sleep = make([]reflect.SelectCase, 2+len(s.chans))
-		s.sleep[0] = reflect.SelectCase{Dir: reflect.SelectRecv, Chan: reflect.ValueOf(s.wake)}
-		s.sleep[1].Dir = reflect.SelectRecv
-	}
 	return s
+}
+
+// Disable switches case i off: Select neither tries it nor waits on it
+// until Enable(i), as a nil channel never fires in a select statement. A
+// loop over rings that close at different times disables each case as it
+// reports ErrClosed, and goes on sleeping until the others have items.
+// With every case off, Select waits for ctx alone.
+func (s *Selector) Disable(i int) { s.off[s.index(i)] = true }
+
+// Enable switches case i back on.
+func (s *Selector) Enable(i int) { s.off[s.index(i)] = false }
+
+func (s *Selector) index(i int) int {
+	if i < 0 || i >= len(s.cases) {
+		panic(fmt.Sprintf("knit: Selector case %d out of range [0, %d)", i, len(s.cases)))
+	}
+	return i
 }
 
 // Select is the package's Select over the Selector's cases.
@@ -381,7 +321,11 @@ func (s *Selector) block(ctx context.Context, start int) (int, error) {
 		// is trusted, as Pop does.
 		unfenced := false
 		for i, c := range s.cases {
-			b, pos := c.c.waitOn()
+			var b *ringBell
+			var pos uint64
+			if !s.off[i] {
+				b, pos = c.c.waitOn()
+			}
 			s.bells[i] = b
 			if b != nil {
 				var fenced bool
@@ -467,6 +411,9 @@ func (s *Selector) poll(start int) (int, error, bool) {
 			i -= n
 		}
 		s.owed[i] = false
+		if s.off[i] {
+			continue
+		}
 		if fired, err := s.cases[i].c.try(); fired {
 			return i, err, true
 		}
@@ -496,25 +443,15 @@ func (s *Selector) sleepOnce(done <-chan struct{}) (int, error, bool) {
 			break
 		}
 	}
-	chosen, recv, recvOK := -1, reflect.Value{}, false
+	chosen, err := -1, error(nil)
 	if s.queued == len(s.cases) {
-		if s.sleep == nil {
+		if len(s.chans) == 0 {
 			select {
 			case <-s.wake:
 			case <-done:
 			}
 		} else {
-			s.sleep[1].Chan = reflect.Value{}
-			if done != nil {
-				s.sleep[1].Chan = reflect.ValueOf(done)
-			}
-			for j, ci := range s.chans {
-				s.sleep[2+j] = s.cases[ci].c.sleepCase()
-			}
-			k, v, ok := reflect.Select(s.sleep)
-			if k >= 2 {
-				chosen, recv, recvOK = s.chans[k-2], v, ok
-			}
+			chosen, err = s.sleepChans(done)
 		}
 	}
 	s.release()
@@ -523,7 +460,7 @@ func (s *Selector) sleepOnce(done <-chan struct{}) (int, error, bool) {
 	default:
 	}
 	if chosen >= 0 {
-		return chosen, s.cases[chosen].c.deliver(recv, recvOK), true
+		return chosen, err, true
 	}
 	// Woken by a ring or by ctx: the caller re-checks the rings before it
 	// looks at ctx, so an item that came with the cancellation is taken.

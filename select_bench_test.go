@@ -5,16 +5,21 @@ import (
 	"fmt"
 	"sync"
 	"testing"
+	"time"
 )
 
 // BenchmarkSelectFanIn: producers push into 2 or 8 rings, one per
 // producer, and one consumer takes every item: with a Selector over the
-// rings, with Go's select over as many buffered channels, and with a
-// goroutine per ring that pops and forwards into one channel (the way to
-// wait on several rings without Select). ns/op is per item.
+// rings (which switches each case off as its ring closes), the same with
+// a cancellable ctx, a ticker and a quit channel beside the rings (the
+// loop of a real consumer; its channel cases sleep in a native select),
+// with Go's select over as many buffered channels, and with a goroutine
+// per ring that pops and forwards into one channel (the way to wait on
+// several rings without Select). ns/op is per item.
 func BenchmarkSelectFanIn(b *testing.B) {
 	for _, n := range []int{2, 8} {
-		b.Run(fmt.Sprintf("rings=%d/knit-select", n), func(b *testing.B) { fanInSelect(b, n) })
+		b.Run(fmt.Sprintf("rings=%d/knit-select", n), func(b *testing.B) { fanInSelect(b, n, false) })
+		b.Run(fmt.Sprintf("rings=%d/knit-select+ticker+quit", n), func(b *testing.B) { fanInSelect(b, n, true) })
 		b.Run(fmt.Sprintf("rings=%d/chan-select", n), func(b *testing.B) { fanInChanSelect(b, n) })
 		b.Run(fmt.Sprintf("rings=%d/forwarders", n), func(b *testing.B) { fanInForward(b, n) })
 	}
@@ -40,25 +45,37 @@ func fanInPush(rings []*SPSC[int], total int) {
 	}
 }
 
-func fanInSelect(b *testing.B, n int) {
+func fanInSelect(b *testing.B, n int, chans bool) {
 	rings := make([]*SPSC[int], n)
 	var v int
-	cases := make([]Case, n)
+	var cases []Case
+	ctx := context.Background()
+	if chans {
+		var tick time.Time
+		ticker := time.NewTicker(time.Millisecond)
+		defer ticker.Stop()
+		quit := make(chan struct{})
+		c, cancel := context.WithCancel(ctx)
+		defer cancel()
+		ctx = c
+		cases = append(cases, RecvCase(ticker.C, &tick), RecvCase(quit, nil))
+	}
+	first := len(cases)
 	for i := range rings {
 		rings[i] = NewSPSC[int](fanInCap)
-		cases[i] = PopCase(rings[i].Consumer(), &v)
+		cases = append(cases, PopCase(rings[i].Consumer(), &v))
 	}
 	cpu := startCPU(b)
 	fanInPush(rings, b.N)
-	got, ctx := 0, context.Background()
-	for len(cases) > 0 {
-		sel := NewSelector(cases...)
-		for {
-			i, err := sel.Select(ctx)
-			if err != nil {
-				cases = append(cases[:i], cases[i+1:]...)
-				break
-			}
+	sel := NewSelector(cases...)
+	got := 0
+	for open := n; open > 0; {
+		i, err := sel.Select(ctx)
+		switch {
+		case err != nil:
+			sel.Disable(i)
+			open--
+		case i >= first:
 			got++
 		}
 	}

@@ -322,7 +322,12 @@ func (p SPSCProducer[T]) Push(ctx context.Context, v T) error {
 
 // TryPushBatch adds a prefix of vs with one store of the index: see
 // Producer.TryPushBatch.
-func (p SPSCProducer[T]) TryPushBatch(vs []T) (int, error) { return tryPushBatch[T](p.q, vs) }
+func (p SPSCProducer[T]) TryPushBatch(vs []T) (int, error) {
+	if n := p.q.pushBatch(vs); n < len(vs) {
+		return n, shortPush(p.q.pushClosed())
+	}
+	return len(vs), nil
+}
 
 // PushBatch adds all of vs, waiting for room: see Producer.PushBatch.
 func (p SPSCProducer[T]) PushBatch(ctx context.Context, vs []T) (int, error) {
@@ -378,7 +383,13 @@ func (c SPSCConsumer[T]) Pop(ctx context.Context) (T, error) {
 
 // TryPopBatch takes up to len(dst) items with one store of the index: see
 // Consumer.TryPopBatch.
-func (c SPSCConsumer[T]) TryPopBatch(dst []T) (int, error) { return tryPopBatch[T](c.q, dst) }
+func (c SPSCConsumer[T]) TryPopBatch(dst []T) (int, error) {
+	if n := c.q.popBatch(dst); n > 0 || len(dst) == 0 {
+		return n, nil
+	}
+	v, st := c.q.pop()
+	return poppedOne(v, st, dst)
+}
 
 // PopBatch waits for an item, then takes what is ready: see
 // Consumer.PopBatch.

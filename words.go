@@ -155,7 +155,12 @@ func (p WordsProducer) Push(ctx context.Context, v uint64) error {
 
 // TryPushBatch adds a prefix of vs with one store of the index: see
 // Producer.TryPushBatch.
-func (p WordsProducer) TryPushBatch(vs []uint64) (int, error) { return tryPushBatch[uint64](p.q, vs) }
+func (p WordsProducer) TryPushBatch(vs []uint64) (int, error) {
+	if n := p.q.pushN(vs); n < len(vs) {
+		return n, shortPush(p.q.pushClosed())
+	}
+	return len(vs), nil
+}
 
 // PushBatch adds all of vs, waiting for room: see Producer.PushBatch.
 func (p WordsProducer) PushBatch(ctx context.Context, vs []uint64) (int, error) {
@@ -197,7 +202,13 @@ func (c WordsConsumer) Pop(ctx context.Context) (uint64, error) {
 
 // TryPopBatch takes up to len(dst) items with one store of the index: see
 // Consumer.TryPopBatch.
-func (c WordsConsumer) TryPopBatch(dst []uint64) (int, error) { return tryPopBatch[uint64](c.q, dst) }
+func (c WordsConsumer) TryPopBatch(dst []uint64) (int, error) {
+	if n := c.q.popN(dst); n > 0 || len(dst) == 0 {
+		return n, nil
+	}
+	v, st := c.q.pop()
+	return poppedOne(v, st, dst)
+}
 
 // PopBatch waits for an item, then takes what is ready: see
 // Consumer.PopBatch.

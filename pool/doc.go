@@ -42,6 +42,21 @@
 // *PanicError with its stack, a refused call as ErrClosed, a call given up
 // because its context ended as the context's error.
 //
+// # Contexts
+//
+// Every call that takes a ctx (GoContext, Task.CallContext, Submit, a
+// Group's tasks through its context, Map, MapSeq and MapStream) follows
+// one rule. A ctx already done when the call is made queues nothing and
+// returns ctx.Err(). While the queues are full the call waits for room
+// only until ctx ends, and then gives up with ctx.Err(). And a task still
+// queued when its ctx ends does not run: the worker that reaches it skips
+// it, its result (the Future's Wait, the Group's or the Map's error) is
+// ctx.Err(), and Stats counts it in SkippedCtx, never in Completed (a
+// group's task skipped because the group failed counts in SkippedGroup).
+// A task that a worker took before its ctx ended runs to the end; the
+// ctx is for the task's own code to watch. Go, Task.Call and CallBatch
+// take no ctx: what they queue runs.
+//
 // # Queues and doorbells
 //
 // Each worker has its own bounded queue (a knit.MPMC ring, so that its

@@ -191,8 +191,10 @@ func (p *Pool) Go(f func()) error {
 
 // GoContext is Go that gives up when ctx ends while the queues are full:
 // it returns ctx.Err(), and f does not run. A ctx already done when
-// GoContext is called refuses f the same way. Once accepted (a nil
-// return), f runs even if ctx ends before a worker takes it.
+// GoContext is called refuses f the same way, and f still queued when ctx
+// ends is skipped by the pool's one rule for a ctx (see "Contexts" in the
+// package doc; Stats counts it in SkippedCtx). A ctx that can end costs
+// one small allocation per call, to carry it with f.
 func (p *Pool) GoContext(ctx context.Context, f func()) error {
 	if f == nil {
 		panic("pool: GoContext of nil func")
@@ -200,8 +202,27 @@ func (p *Pool) GoContext(ctx context.Context, f func()) error {
 	if ctx == nil {
 		panic("pool: GoContext with a nil context")
 	}
-	return p.submitCtx(ctx, goFunc(f))
+	if ctx.Done() == nil { // it cannot end: a plain Go
+		return p.submitCtx(ctx, goFunc(f))
+	}
+	return p.submitCtx(ctx, &goCtxFunc{f, ctx})
 }
+
+// goCtxFunc is a task submitted with GoContext under a ctx that can end.
+type goCtxFunc struct {
+	f   func()
+	ctx context.Context
+}
+
+func (g *goCtxFunc) run(w *worker) uint64 {
+	if g.ctx.Err() != nil { // queued past its ctx: skipped
+		w.skippedCtx.inc()
+		return 0
+	}
+	return goFunc(g.f).run(w)
+}
+
+func (g *goCtxFunc) abandon() int { return 1 }
 
 // TryGo is Go without blocking: it reports false, and f does not run,
 // when the queues are full or the pool is closed.

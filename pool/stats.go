@@ -44,7 +44,8 @@ type Stats struct {
 	// error or panic, or a refused Go), and elements of a Map that had.
 	SkippedGroup uint64
 	// SkippedCtx counts tasks whose context had ended while they were
-	// queued: a Submit's, a Group's parent's, a Map's.
+	// queued: a GoContext's, a CallContext's, a Submit's, a Group's
+	// parent's, a Map's ("Contexts" in the package doc).
 	SkippedCtx uint64
 
 	Abandoned uint64 // tasks still queued when Shutdown's context ended

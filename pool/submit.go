@@ -12,7 +12,8 @@ import (
 // Submit runs fn on p and returns its future. It waits for room while the
 // queues are full; if ctx ends first, fn never runs and Wait returns
 // ctx.Err(). A call still queued when ctx ends is given up the same way
-// when a worker reaches it (Stats counts it in SkippedCtx, not Completed). Otherwise Wait returns what fn returned (its
+// when a worker reaches it ("Contexts" in the package doc states the
+// rule). Otherwise Wait returns what fn returned (its
 // error unchanged, so errors.Is and errors.As see it), a *PanicError with
 // the stack if fn panicked, or ErrClosed if the pool was closed.
 //

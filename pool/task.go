@@ -87,9 +87,10 @@ const maxFreeSlots = 1 << 12
 // sleeping Wait and the runner that wakes it touch, comes last.
 type slot[In, Out any] struct {
 	result[Out]
-	in In             // written by the caller before the push, then owned by the runner
-	t  *Task[In, Out] // read-only
-	ev knit.Event     // see owner.event
+	in  In              // written by the caller before the push, then owned by the runner
+	t   *Task[In, Out]  // read-only
+	ctx context.Context // CallContext's, when it can end (see "Contexts" in the package doc); like in
+	ev  knit.Event      // see owner.event
 }
 
 // get returns a free slot, its generation pending.
@@ -115,7 +116,7 @@ func (s *slot[In, Out]) future() Future[Out] {
 // generation never left the caller, so it is reused as is.
 func (s *slot[In, Out]) refuse() {
 	var zero In
-	s.in = zero
+	s.in, s.ctx = zero, nil
 	s.recycle(1)
 }
 
@@ -123,6 +124,17 @@ func (s *slot[In, Out]) refuse() {
 // future turns ready and its waiter is woken before the worker looks for
 // more work.
 func (s *slot[In, Out]) run(w *worker) (done uint64) {
+	if ctx := s.ctx; ctx != nil {
+		s.ctx = nil
+		if err := ctx.Err(); err != nil { // queued past its ctx: skipped
+			var zero In
+			s.in = zero
+			var out Out
+			s.finish(out, err)
+			w.skippedCtx.inc()
+			return 0
+		}
+	}
 	done = 1 // what a recovered panic returns too
 	returned := false
 	defer func() {
@@ -145,7 +157,7 @@ func (s *slot[In, Out]) run(w *worker) (done uint64) {
 // abandon fails a call that will never run.
 func (s *slot[In, Out]) abandon() int {
 	var zero In
-	s.in = zero
+	s.in, s.ctx = zero, nil
 	var out Out
 	s.finish(out, ErrClosed)
 	return 1
@@ -169,17 +181,19 @@ func (t *Task[In, Out]) Call(in In) Future[Out] {
 // CallContext is Call bounded by ctx, as net.Dialer's DialContext is
 // Dial: while the queues are full it waits for room only until ctx ends,
 // and then gives the call up: fn does not run on in, and the Future's
-// Wait returns ctx.Err(). A ctx already done when CallContext is called
-// does nothing but that. Once accepted the call runs, even if ctx ends
-// before a worker takes it (as with GoContext). Once the pool is closed
-// the Future's Wait gives ErrClosed. Like Call, it allocates nothing in
-// the steady state.
+// Wait returns ctx.Err(). A call still queued when ctx ends is skipped
+// the same way, by the pool's one rule for a ctx (see "Contexts" in the
+// package doc). Once the pool is closed the Future's Wait gives
+// ErrClosed. Like Call, it allocates nothing in the steady state.
 func (t *Task[In, Out]) CallContext(ctx context.Context, in In) Future[Out] {
 	if ctx == nil {
 		panic("pool: CallContext with a nil context")
 	}
 	s := t.get()
 	s.in = in
+	if ctx.Done() != nil { // a ctx that can end: checked again when a worker takes the call
+		s.ctx = ctx
+	}
 	f := s.future()
 	if err := t.p.submitCtx(ctx, s); err != nil {
 		if err == ErrClosed {
@@ -189,7 +203,7 @@ func (t *Task[In, Out]) CallContext(ctx context.Context, in In) Future[Out] {
 		// Given up: the slot carries ctx's error to the Future, whose
 		// Wait recycles it as it would a result.
 		var zero In
-		s.in = zero
+		s.in, s.ctx = zero, nil
 		var out Out
 		s.finish(out, err)
 	}
