@@ -38,7 +38,9 @@ import (
 //
 // Slots are not padded to a line each: that would cost a line per item,
 // and for batch moves neighbouring slots sharing a line is a gain, not
-// false sharing.
+// false sharing. Spreading the slots of larger items a line apart, as
+// xsync's MPMCQueue pads its own, was measured and bought nothing
+// (BENCHMARKS.md, "Peers: xsync in every cell").
 type seqRing[T any] struct {
 	_ [CacheLineSize]byte
 
@@ -108,7 +110,18 @@ func (r *seqRing[T]) slot(pos uint64) *seqSlot[T] {
 }
 
 // push and pop are one attempt each, ringing the other side on success.
-func (r *seqRing[T]) push(v T) status {
+// The item travels by pointer from the grid's call down to the slot, and
+// from the slot up: an item of more than one word is an array or a struct
+// that Go's register ABI passes in memory, and each layer passing it by
+// value would copy it again (BENCHMARKS.md, "Peers: xsync in every cell").
+func (r *seqRing[T]) push(v T) status { return r.pushFrom(&v) }
+
+func (r *seqRing[T]) pop() (v T, st status) {
+	st = r.popTo(&v)
+	return v, st
+}
+
+func (r *seqRing[T]) pushFrom(v *T) status {
 	var st status
 	if r.singleProducer {
 		if checkEnds {
@@ -125,27 +138,26 @@ func (r *seqRing[T]) push(v T) status {
 	return st
 }
 
-func (r *seqRing[T]) pop() (T, status) {
-	var v T
+func (r *seqRing[T]) popTo(v *T) status {
 	var st status
 	if r.singleConsumer {
 		if checkEnds {
 			r.side.enter("MPSC", "consumer")
 			defer r.side.leave()
 		}
-		v, st = r.popSingle()
+		st = r.popSingle(v)
 	} else {
-		v, st = r.popMulti()
+		st = r.popMulti(v)
 	}
 	if st == stOK {
 		r.poppedN(1)
 	}
-	return v, st
+	return st
 }
 
 // pushMulti claims the tail by CAS. A failed CAS means another producer
 // claimed the position (move on) or Close set the bit (stop).
-func (r *seqRing[T]) pushMulti(v T) status {
+func (r *seqRing[T]) pushMulti(v *T) status {
 	var bo Backoff
 	pos := r.tail.Load()
 	for {
@@ -158,7 +170,7 @@ func (r *seqRing[T]) pushMulti(v T) status {
 		switch d := int64(s.seq.Load() - r.lap(pos)); {
 		case d == 0:
 			if r.tail.CompareAndSwap(pos, pos+1) {
-				s.val = v
+				s.val = *v
 				// Release: pairs with the consumers' acquire load of
 				// seq; the item is written before it on both arches.
 				publish(&s.seq, r.lap(pos)+1, &r.bells.notEmpty.mode)
@@ -178,7 +190,7 @@ func (r *seqRing[T]) pushMulti(v T) status {
 // pushSingle is the one producer's push: no CAS, since nobody else moves
 // tail. Close is the producer's too, so the closed bit cannot appear
 // between the load of tail and the store.
-func (r *seqRing[T]) pushSingle(v T) status {
+func (r *seqRing[T]) pushSingle(v *T) status {
 	pos := r.tail.Load() // our own store
 	if pos&closedBit != 0 {
 		return stClosed
@@ -189,7 +201,7 @@ func (r *seqRing[T]) pushSingle(v T) status {
 	if s.seq.Load() != r.lap(pos) {
 		return stFull
 	}
-	s.val = v
+	s.val = *v
 	// Release: pairs with the consumers' acquire load of seq.
 	storeRel(&s.seq, r.lap(pos)+1)
 	// Release: tail is read by Len and, once closed, by consumers telling
@@ -200,7 +212,7 @@ func (r *seqRing[T]) pushSingle(v T) status {
 }
 
 // popMulti claims the head by CAS.
-func (r *seqRing[T]) popMulti() (T, status) {
+func (r *seqRing[T]) popMulti(dst *T) status {
 	var zero T
 	var bo Backoff
 	pos := r.head.Load()
@@ -210,7 +222,7 @@ func (r *seqRing[T]) popMulti() (T, status) {
 		switch d := int64(s.seq.Load() - (r.lap(pos) + 1)); {
 		case d == 0:
 			if r.head.CompareAndSwap(pos, pos+1) {
-				v := s.val
+				*dst = s.val
 				if r.clearSlots {
 					s.val = zero
 				}
@@ -219,13 +231,13 @@ func (r *seqRing[T]) popMulti() (T, status) {
 				// (no load passes a later store on amd64 or an STLR on
 				// arm64).
 				publish(&s.seq, r.lap(pos)+2*(r.mask+1), &r.bells.notFull.mode)
-				return v, stOK
+				return stOK
 			}
 			if seqBackoff {
 				bo.Spin()
 			}
 		case d < 0:
-			return zero, r.emptyStatus(pos)
+			return r.emptyStatus(pos)
 		}
 		pos = r.head.Load()
 	}
@@ -233,20 +245,20 @@ func (r *seqRing[T]) popMulti() (T, status) {
 
 // popSingle is the one consumer's pop: head is stored, not CASed, since
 // nobody else moves it.
-func (r *seqRing[T]) popSingle() (T, status) {
+func (r *seqRing[T]) popSingle(dst *T) status {
 	var zero T
 	pos := r.head.Load() // our own store
 	s := r.slot(pos)
 	if s.seq.Load() != r.lap(pos)+1 { // acquire, as in popMulti
-		return zero, r.emptyStatus(pos)
+		return r.emptyStatus(pos)
 	}
-	v := s.val
+	*dst = s.val
 	if r.clearSlots {
 		s.val = zero
 	}
 	storeRel(&s.seq, r.lap(pos)+2*(r.mask+1))      // release, as in popMulti
 	publish(&r.head, pos+1, &r.bells.notFull.mode) // for Len; fences after both
-	return v, stOK
+	return stOK
 }
 
 // emptyStatus tells "nothing ready" from "drained". Once the closed bit is
@@ -413,11 +425,11 @@ func (r *seqRing[T]) sides() (push, pop *sideGuard, ring string) {
 // The grid (see Producer and Consumer), promoted to MPSC, SPMC and MPMC.
 
 // TryPush adds v if there is room: see Producer.TryPush.
-func (r *seqRing[T]) TryPush(v T) error { return statusErr[r.push(v)&7] }
+func (r *seqRing[T]) TryPush(v T) error { return statusErr[r.pushFrom(&v)&7] }
 
 // TryPop removes the oldest ready item: see Consumer.TryPop.
-func (r *seqRing[T]) TryPop() (T, error) {
-	v, st := r.pop()
+func (r *seqRing[T]) TryPop() (v T, err error) {
+	st := r.popTo(&v)
 	return v, statusErr[st&7]
 }
 
@@ -426,7 +438,7 @@ func (r *seqRing[T]) Push(ctx context.Context, v T) error {
 	if err := ctxErr(ctx); err != nil {
 		return err
 	}
-	if r.push(v) == stOK {
+	if r.pushFrom(&v) == stOK {
 		return nil
 	}
 	return pushSlow[T](r, &r.bells, ctx, v)
@@ -434,12 +446,11 @@ func (r *seqRing[T]) Push(ctx context.Context, v T) error {
 
 // Pop removes the oldest item, waiting while the ring is empty: see
 // Consumer.Pop.
-func (r *seqRing[T]) Pop(ctx context.Context) (T, error) {
+func (r *seqRing[T]) Pop(ctx context.Context) (v T, err error) {
 	if err := ctxErr(ctx); err != nil {
-		var zero T
-		return zero, err
+		return v, err
 	}
-	if v, st := r.pop(); st == stOK {
+	if r.popTo(&v) == stOK {
 		return v, nil
 	}
 	return popSlow[T](r, &r.bells, ctx)

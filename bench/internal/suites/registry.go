@@ -26,6 +26,7 @@ var registry = []harness.Suite{
 	parkSuite,
 	ringsSuite,
 	rigtorpSuite,
+	peersSuite,
 	broadcastSuite,
 	mailboxSuite,
 	withRows(ipcPeersSuite, ipcKnitRows),

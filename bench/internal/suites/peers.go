@@ -1,0 +1,226 @@
+package suites
+
+import (
+	"context"
+	"fmt"
+	"runtime"
+	"unsafe"
+
+	"github.com/knit-go/knit"
+	"github.com/knit-go/knit/bench/internal/harness"
+	"github.com/puzpuzpuz/xsync/v4"
+)
+
+// The peers suite is the matrix a user porting a program from xsync's
+// queues meets: xsync's MPMCQueue and SPSCQueue against knit's rings in
+// every cell, across the three things a port varies. Item size: 8, 24
+// and 64 bytes (one, three and eight words). Loop style: a try loop that
+// yields after every failed try (runtime.Gosched, as xsync's own examples
+// wait), one that spins 64 tries and then yields, and knit's blocking
+// Push and Pop, which xsync has no counterpart of. Shape: 1P1C (MPMC and
+// SPSC on both sides), 2P2C and 4P4C. A buffered channel of the same item
+// type is in every group.
+//
+// Every word of an item carries its number, and consumers check that the
+// words agree, so a torn or mixed item fails the run; the contended
+// harness checks that every number arrived once (the sum of the round).
+var peersSuite = harness.Suite{
+	Name: "peers",
+	Description: "knit's rings against xsync's MPMCQueue and SPSCQueue, cell by cell: items of 8, 24 and 64 bytes; " +
+		"try loops that yield after every failed try and loops that spin 64 tries then yield, on both; knit's blocking " +
+		"Push/Pop; 1P1C (MPMC and SPSC), 2P2C and 4P4C; a buffered channel of the same items in every group. " +
+		"Reference: xsync MPMCQueue with the yield-every-miss loop (the shape of a program ported from xsync).",
+	Unit: "item",
+	Ref:  refPeers,
+	Rows: func(cfg harness.Config) []harness.Row {
+		var rows []harness.Row
+		for _, words := range []int{1, 3, 8} {
+			for _, p := range peerShapes(cfg.Scale) {
+				switch words {
+				case 1:
+					rows = append(rows, peerRows[item8](words, p)...)
+				case 3:
+					rows = append(rows, peerRows[item24](words, p)...)
+				default:
+					rows = append(rows, peerRows[item64](words, p)...)
+				}
+			}
+		}
+		return rows
+	},
+}
+
+const refPeers = "xsync MPMCQueue, yield every miss"
+
+// The item types: n words, each holding the item's number.
+type (
+	item8  [1]uint64
+	item24 [3]uint64
+	item64 [8]uint64
+)
+
+type peerItem interface{ item8 | item24 | item64 }
+
+// words views an item as its words.
+func words[T peerItem](t *T) []uint64 {
+	return unsafe.Slice((*uint64)(unsafe.Pointer(t)), unsafe.Sizeof(*t)/8)
+}
+
+func mkItem[T peerItem](v uint64) T {
+	var t T
+	w := words(&t)
+	for i := range w {
+		w[i] = v
+	}
+	return t
+}
+
+// itemNum is the item's number, after checking that every word agrees.
+func itemNum[T peerItem](t T) (uint64, error) {
+	w := words(&t)
+	for _, x := range w[1:] {
+		if x != w[0] {
+			return 0, fmt.Errorf("peers: a torn item, words %d and %d: %w", w[0], x, errOrder)
+		}
+	}
+	return w[0], nil
+}
+
+func peerShapes(s harness.Scale) []int {
+	if s == harness.Tiny {
+		return []int{1, 2}
+	}
+	return []int{1, 2, 4}
+}
+
+// Try-loop styles around one attempt.
+type tryStyle struct {
+	name   string
+	misses int // failed tries between yields
+}
+
+var (
+	yieldEvery = tryStyle{"yield every miss", 1}
+	spinYield  = tryStyle{fmt.Sprintf("spin %d then yield", tryMisses), tryMisses}
+)
+
+func (s tryStyle) push(try func(uint64) bool) func(uint64) error {
+	return func(v uint64) error {
+		for f := 1; !try(v); f++ {
+			if f%s.misses == 0 {
+				runtime.Gosched()
+			}
+		}
+		return nil
+	}
+}
+
+func (s tryStyle) pop(try func() (uint64, bool, error)) func() (uint64, error) {
+	return func() (uint64, error) {
+		for f := 1; ; f++ {
+			if v, ok, err := try(); ok || err != nil {
+				return v, err
+			}
+			if f%s.misses == 0 {
+				runtime.Gosched()
+			}
+		}
+	}
+}
+
+func peerRows[T peerItem](nwords, p int) []harness.Row {
+	g := fmt.Sprintf("%d B items, %dP%dC", 8*nwords, p, p)
+	row := func(name string, start func() harness.Bench) harness.Row {
+		return harness.Row{Group: g, Name: name, Start: func(harness.Config) (harness.Bench, error) { return start(), nil }}
+	}
+	var rows []harness.Row
+	for _, st := range []tryStyle{yieldEvery, spinYield} {
+		rows = append(rows,
+			row("xsync MPMCQueue, "+st.name, func() harness.Bench {
+				q := xsync.NewMPMCQueue[T](ringCap)
+				return xsyncPeer(st, p, q.TryEnqueue, q.TryDequeue)
+			}),
+			row("knit MPMC, "+st.name, func() harness.Bench {
+				q := knit.NewMPMC[T](ringCap)
+				return knitPeer[T](st, p, q, q)
+			}),
+		)
+		if p == 1 {
+			rows = append(rows,
+				row("xsync SPSCQueue, "+st.name, func() harness.Bench {
+					q := xsync.NewSPSCQueue[T](ringCap)
+					return xsyncPeer(st, p, q.TryEnqueue, q.TryDequeue)
+				}),
+				row("knit SPSC, "+st.name, func() harness.Bench {
+					q := knit.NewSPSC[T](ringCap)
+					return knitPeer[T](st, p, q.Producer(), q.Consumer())
+				}),
+			)
+		}
+	}
+	rows = append(rows, row("knit MPMC, blocking Push/Pop", func() harness.Bench {
+		q := knit.NewMPMC[T](ringCap)
+		ctx := context.Background()
+		return startContended(p, p,
+			func(v uint64) error { return q.Push(ctx, mkItem[T](v)) },
+			func() (uint64, error) {
+				t, err := q.Pop(ctx)
+				if err != nil {
+					return 0, err
+				}
+				return itemNum(t)
+			},
+			q.Close)
+	}))
+	if p == 1 {
+		rows = append(rows, row("knit SPSC, blocking Push/Pop", func() harness.Bench {
+			q := knit.NewSPSC[T](ringCap)
+			tx, rx, ctx := q.Producer(), q.Consumer(), context.Background()
+			return startContended(1, 1,
+				func(v uint64) error { return tx.Push(ctx, mkItem[T](v)) },
+				func() (uint64, error) {
+					t, err := rx.Pop(ctx)
+					if err != nil {
+						return 0, err
+					}
+					return itemNum(t)
+				},
+				nil)
+		}))
+	}
+	return append(rows, row(fmt.Sprintf("Go channel (chan of %d B items)", 8*nwords), func() harness.Bench {
+		ch := make(chan T, ringCap)
+		return startContended(p, p,
+			func(v uint64) error { ch <- mkItem[T](v); return nil },
+			func() (uint64, error) { return itemNum(<-ch) },
+			nil)
+	}))
+}
+
+func xsyncPeer[T peerItem](st tryStyle, p int, enq func(T) bool, deq func() (T, bool)) *contended {
+	return startContended(p, p,
+		st.push(func(v uint64) bool { return enq(mkItem[T](v)) }),
+		st.pop(func() (uint64, bool, error) {
+			t, ok := deq()
+			if !ok {
+				return 0, false, nil
+			}
+			v, err := itemNum(t)
+			return v, true, err
+		}),
+		nil)
+}
+
+func knitPeer[T peerItem](st tryStyle, p int, push knit.Producer[T], pop knit.Consumer[T]) *contended {
+	return startContended(p, p,
+		st.push(func(v uint64) bool { return push.TryPush(mkItem[T](v)) == nil }),
+		st.pop(func() (uint64, bool, error) {
+			t, err := pop.TryPop()
+			if err != nil {
+				return 0, false, nil
+			}
+			v, err := itemNum(t)
+			return v, true, err
+		}),
+		nil)
+}
