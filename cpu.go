@@ -52,10 +52,10 @@ const (
 	// ARCH_TIMER_EVT_STREAM_PERIOD_US). Pause(n) uses ISB.
 	HintWFE
 
-	numSpinKinds
+	numHints
 )
 
-var spinNames = [numSpinKinds]string{
+var hintNames = [numHints]string{
 	HintAuto:   "auto",
 	HintNone:   "none",
 	HintLoop:   "loop",
@@ -68,8 +68,8 @@ var spinNames = [numSpinKinds]string{
 }
 
 func (k Hint) String() string {
-	if k < numSpinKinds {
-		return spinNames[k]
+	if k < numHints {
+		return hintNames[k]
 	}
 	return fmt.Sprintf("Hint(%d)", uint8(k))
 }
@@ -93,13 +93,13 @@ func ParseHint(s string) (Hint, error) {
 	if s == "" {
 		return HintAuto, nil
 	}
-	for k, name := range spinNames {
+	for k, name := range hintNames {
 		if s == name {
 			return Hint(k), nil
 		}
 	}
 	return HintAuto, fmt.Errorf("%w: unknown name %q (want one of %s)",
-		ErrHintUnsupported, s, strings.Join(spinNames[:], ", "))
+		ErrHintUnsupported, s, strings.Join(hintNames[:], ", "))
 }
 
 func spinSupported(k Hint) (bool, string) {
@@ -107,7 +107,7 @@ func spinSupported(k Hint) (bool, string) {
 	case HintAuto, HintNone, HintLoop:
 		return true, ""
 	}
-	if k >= numSpinKinds {
+	if k >= numHints {
 		return false, "unknown hint"
 	}
 	return archSpinSupported(k)

@@ -25,7 +25,7 @@ func withHint(t *testing.T, k Hint, f func()) {
 
 func availableHints() []Hint {
 	var ks []Hint
-	for k := Hint(0); k < numSpinKinds; k++ {
+	for k := Hint(0); k < numHints; k++ {
 		if k.Available() {
 			ks = append(ks, k)
 		}
@@ -34,7 +34,7 @@ func availableHints() []Hint {
 }
 
 func TestParseHint(t *testing.T) {
-	for k := Hint(0); k < numSpinKinds; k++ {
+	for k := Hint(0); k < numHints; k++ {
 		got, err := ParseHint(" " + strings.ToUpper(k.String()) + " ")
 		if err != nil || got != k {
 			t.Errorf("ParseHint(%q) = %v, %v; want %v", k.String(), got, err, k)
@@ -86,7 +86,7 @@ func TestCPUReport(t *testing.T) {
 // and work; the others leave the automatic choice in force with a warning.
 func TestSetHintEveryKind(t *testing.T) {
 	auto := CPU().Hint
-	for k := Hint(0); k < numSpinKinds; k++ {
+	for k := Hint(0); k < numHints; k++ {
 		err := SetHint(k)
 		c := CPU()
 		switch {
@@ -108,7 +108,7 @@ func TestSetHintEveryKind(t *testing.T) {
 			}
 		}
 	}
-	if err := SetHint(numSpinKinds); !errors.Is(err, ErrHintUnsupported) {
+	if err := SetHint(numHints); !errors.Is(err, ErrHintUnsupported) {
 		t.Errorf("SetHint(out of range) = %v", err)
 	}
 	SetHint(HintAuto)
@@ -362,7 +362,7 @@ func TestHintEnv(t *testing.T) {
 		{"loop", "loop", false},
 		{"", auto.String(), false},
 	}
-	for k := HintPause; k < numSpinKinds; k++ {
+	for k := HintPause; k < numHints; k++ {
 		if k.Available() {
 			cases = append(cases, envCase{k.String(), k.String(), false})
 		} else {
