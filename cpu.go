@@ -158,7 +158,7 @@ func (c CPUInfo) String() string {
 	if !c.Asm {
 		asm = "pure Go"
 	}
-	fmt.Fprintf(&b, "; spin %s (%s, %.1f ns/hint), counter %.3f MHz", c.Hint, asm, c.HintNs, float64(c.CounterHz)/1e6)
+	fmt.Fprintf(&b, "; hint %s (%s, %.1f ns each), counter %.3f MHz", c.Hint, asm, c.HintNs, float64(c.CounterHz)/1e6)
 	if c.Warning != "" {
 		fmt.Fprintf(&b, "; warning: %s", c.Warning)
 	}
@@ -265,7 +265,7 @@ func SetHint(k Hint) error {
 func applySpin(req Hint, warning string) {
 	k := req
 	if ok, why := spinSupported(req); !ok {
-		warning = joinWarn(warning, fmt.Sprintf("spin %s unsupported (%s); using auto", req, why))
+		warning = joinWarn(warning, fmt.Sprintf("hint %s unsupported (%s); using auto", req, why))
 		k = HintAuto
 	}
 	if k == HintAuto {
