@@ -4,10 +4,6 @@ package knit
 // side: the grid's calls are seqRing's, written once, and each type only
 // says which sides several goroutines may share.
 //
-// Memory, for each: Cap slots of T plus an 8-byte sequence each (rounded
-// to T's alignment), zero at creation (the OS supplies the pages as they
-// are first used), plus under 1 KiB of padded indices and doorbells.
-//
 // Every publish is a sync/atomic store (XCHG on amd64, STLR on arm64),
 // ordered before any load that follows it, so code may wait for these
 // rings through an Event of its own: TryPush, then Notify.
@@ -40,6 +36,13 @@ type MPMC[T any] struct{ seqRing[T] }
 // power of two; park, if given, says how blocked calls wait. It panics if
 // capacity is < 1 or > MaxCapacity, or if the slots would take more than
 // 1 TiB.
+//
+// The slots are allocated up front: Cap slots of T plus an 8-byte
+// sequence each (rounded to T's alignment), and under 1 KiB of padded
+// indices and doorbells. NewMPMC[func()](1<<20) asks for 16 MiB of 16-byte
+// slots. The memory is zero at creation, which is what a ring needs, so
+// the OS supplies its pages only as positions are first used: the
+// resident cost grows to the whole array over the ring's first lap.
 func NewMPSC[T any](capacity int, park ...Park) *MPSC[T] {
 	q := &MPSC[T]{}
 	q.init("MPSC", capacity, false, true, park)
