@@ -160,32 +160,12 @@ func peerRows[T peerItem](nwords, p int) []harness.Row {
 	}
 	rows = append(rows, row("knit MPMC, blocking Push/Pop", func() harness.Bench {
 		q := knit.NewMPMC[T](ringCap)
-		ctx := context.Background()
-		return startContended(p, p,
-			func(v uint64) error { return q.Push(ctx, mkItem[T](v)) },
-			func() (uint64, error) {
-				t, err := q.Pop(ctx)
-				if err != nil {
-					return 0, err
-				}
-				return itemNum(t)
-			},
-			q.Close)
+		return knitBlockingPeer[T](p, q, q, q.Close)
 	}))
 	if p == 1 {
 		rows = append(rows, row("knit SPSC, blocking Push/Pop", func() harness.Bench {
 			q := knit.NewSPSC[T](ringCap)
-			tx, rx, ctx := q.Producer(), q.Consumer(), context.Background()
-			return startContended(1, 1,
-				func(v uint64) error { return tx.Push(ctx, mkItem[T](v)) },
-				func() (uint64, error) {
-					t, err := rx.Pop(ctx)
-					if err != nil {
-						return 0, err
-					}
-					return itemNum(t)
-				},
-				nil)
+			return knitBlockingPeer[T](1, q.Producer(), q.Consumer(), nil)
 		}))
 	}
 	return append(rows, row(fmt.Sprintf("Go channel (chan of %d B items)", 8*nwords), func() harness.Bench {
@@ -223,4 +203,18 @@ func knitPeer[T peerItem](st tryStyle, p int, push knit.Producer[T], pop knit.Co
 			return v, true, err
 		}),
 		nil)
+}
+
+func knitBlockingPeer[T peerItem](p int, push knit.Producer[T], pop knit.Consumer[T], closeQ func()) *contended {
+	ctx := context.Background()
+	return startContended(p, p,
+		func(v uint64) error { return push.Push(ctx, mkItem[T](v)) },
+		func() (uint64, error) {
+			t, err := pop.Pop(ctx)
+			if err != nil {
+				return 0, err
+			}
+			return itemNum(t)
+		},
+		closeQ)
 }
