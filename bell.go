@@ -167,7 +167,7 @@ const relaxCheck = 64
 // bit at or above it).
 func relaxDue(from, to uint64) bool { return relaxBits(from, to) != 0 }
 
-// relaxBits is non-zero where relaxDue is true: a form published folds
+// relaxBits is non-zero where relaxDue is true: a form pending folds
 // into its one test of the waiter count.
 func relaxBits(from, to uint64) uint64 {
 	if !relaxedPublish {

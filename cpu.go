@@ -48,8 +48,8 @@ const (
 	HintYield
 	// HintWFE waits with LDAXR then WFE (arm64): the core sleeps until the
 	// exclusive monitor on the watched word is cleared by a store, or the
-	// kernel's event stream ticks (every 100 µs on Linux:
-	// ARCH_TIMER_EVT_STREAM_PERIOD_US). Pause(n) uses ISB.
+	// kernel's event stream ticks (its period: BENCHMARKS.md, "Spin
+	// layer"). Pause(n) uses ISB.
 	HintWFE
 
 	numHints

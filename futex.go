@@ -25,8 +25,8 @@ import (
 // syscall6), never RawSyscall: a raw syscall never tells the scheduler the
 // thread is blocked, and an untimed wait there can hang a GOMAXPROCS=1
 // process. Even so, a goroutine blocked in FutexWait holds its P until
-// sysmon retakes it (one sysmon tick, at least 20 µs in runtime/proc.go,
-// and only when other work is waiting), so FutexWait is for goroutines
+// sysmon retakes it (a sysmon tick at best, BENCHMARKS.md "Spin layer", and
+// only when other work is waiting), so FutexWait is for goroutines
 // locked to their threads; other goroutines should park in the runtime
 // (Event with BackendRuntime).
 //

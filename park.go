@@ -3,6 +3,7 @@ package knit
 import (
 	"time"
 
+	"github.com/knit-go/knit/internal/optarg"
 	"github.com/knit-go/knit/internal/spinpolicy"
 )
 
@@ -55,14 +56,7 @@ func (p Park) spin() time.Duration { return spinpolicy.Resolve(p.Spin, DefaultSp
 // NoSpin, so the Park reads "never spin" whatever zero means to the code
 // that takes it.
 func ringPark(kind string, park []Park) Park {
-	var p Park
-	switch len(park) {
-	case 0:
-	case 1:
-		p = park[0]
-	default:
-		panic("knit: New" + kind + " takes at most one Park")
-	}
+	p := optarg.One(park, "knit: New"+kind+" takes at most one Park")
 	if p.Spin = spinpolicy.Resolve(p.Spin, DefaultSpin); p.Spin == 0 {
 		p.Spin = NoSpin
 	}

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/knit-go/knit"
+	"github.com/knit-go/knit/internal/optarg"
 	"github.com/knit-go/knit/internal/spinpolicy"
 )
 
@@ -232,14 +233,7 @@ func AttachRing(region *Region, offset int, role Role, park ...knit.Park) (*Ring
 // ringSpin is the spin budget of an end's blocking calls, resolved from
 // the optional Park that fn (CreateRing or AttachRing) was given.
 func ringSpin(fn string, park []knit.Park) time.Duration {
-	var p knit.Park
-	switch len(park) {
-	case 0:
-	case 1:
-		p = park[0]
-	default:
-		panic("shm: " + fn + " takes at most one knit.Park")
-	}
+	p := optarg.One(park, "shm: "+fn+" takes at most one knit.Park")
 	return spinpolicy.Resolve(p.Spin, knit.DefaultWorkerSpin)
 }
 
