@@ -90,8 +90,8 @@
 //     FutexWaitShared then returns an error wrapping
 //     errors.ErrUnsupported.
 //   - knit_nolinkname: no go:linkname into the runtime; sleepers park on
-//     channels instead of the runtime's semaphore, at about twice the cost
-//     of a parked round trip.
+//     channels instead of the runtime's park and ready, at about twice
+//     the cost of a parked round trip.
 //   - knit_checkends: each single side (both sides of SPSC and Words,
 //     MPSC's and Mailbox's consumer, SPMC's and Broadcast's producer, each
 //     Subscription) panics when two goroutines are

@@ -64,16 +64,21 @@ type Event struct {
 	qsleep atomic.Int32
 
 	// wakes counts the wakes Notify and cancellation issued (futex wake
-	// syscalls, semaphore releases, goroutines sent a token) while
+	// syscalls, park words taken, goroutines sent a token) while
 	// eventCountWakes is set, which only the tests do: an atomic add on
 	// every wake is a cost the doorbell does not need.
 	wakes atomic.Uint32
 
-	// mu guards q, the FIFO of qsleep sleepers. Each sleeps on a node of
-	// its own (a semaphore, or a channel where the ctx can be cancelled),
-	// so a wake goes to the sleeper Notify dequeued and to no other: a
-	// sleeper that arrives later cannot take it, as it could from a
-	// semaphore shared by all of them.
+	// solo is the word a runtime sleeper parks on when it finds no
+	// other asleep and its ctx cannot be cancelled: the common case of
+	// one sleeper, which then takes no lock (see sleepQueue).
+	solo parkWord
+
+	// mu guards q, the FIFO of the other qsleep sleepers. Each sleeps
+	// on a node of its own (a park word, or a channel where the ctx can
+	// be cancelled), so a wake goes to the sleeper Notify dequeued and
+	// to no other: a sleeper that arrives later cannot take it, as it
+	// could from a semaphore shared by all of them.
 	mu sync.Mutex
 	q  waitList
 }
@@ -102,9 +107,9 @@ const (
 	// own P. A waiter about to sleep just after its own goroutine's
 	// Notify woke someone first yields its P once, so in a request and
 	// reply the replier runs at once and the requester seldom parks. A
-	// wait with a ctx that cannot be cancelled sleeps on the runtime's
-	// semaphore (stack dumps say "semacquire"), one that can on a
-	// channel ("select").
+	// wait with a ctx that cannot be cancelled parks on a word of its
+	// own, as a channel's receiver does (stack dumps say "waiting"), one
+	// that can on a channel ("select").
 	BackendRuntime
 
 	numBackends
@@ -235,7 +240,7 @@ func (e *Event) Wait(ctx context.Context, t Ticket, p Park) error {
 		return nil
 	}
 	eventRaceHook()
-	if haveSema && eventYield && p.Backend.resolve() == BackendRuntime && takeReadied() {
+	if haveLinkname && eventYield && p.Backend.resolve() == BackendRuntime && takeReadied() {
 		// The deferred handoff (see readied): a Notify on this P just
 		// woke a goroutine, most likely the one that will make our
 		// condition true. Let it run first; like a spin, this phase is
@@ -338,7 +343,7 @@ func (e *Event) notify(n int) {
 	if n > 0 && e.qsleep.Load() != 0 {
 		e.wakeQueue(n)
 	}
-	if haveSema {
+	if haveLinkname {
 		markReadied()
 	}
 }
@@ -423,15 +428,34 @@ func takeReadied() bool {
 	return t != 0 && archCycles()-t < readiedWindow
 }
 
-// sleepQueue is Wait's runtime phase: the sleeper queues a node of its
-// own on the wait list and blocks on it, on the node's semaphore when
-// ctx cannot be cancelled (a semaphore sleep cannot be given up), on the
-// node's channel otherwise and wherever the semaphore is not linked.
-// handedOff reports that the Notify that dequeued this sleeper has taken
-// it off qsleep and waiters already.
+// sleepQueue is Wait's runtime phase. A sleeper that finds no other
+// asleep, with a ctx that cannot be cancelled, parks on the Event's solo
+// word: no lock, no node. Any other queues a node of its own on the wait
+// list and blocks on it: on the node's park word when ctx cannot be
+// cancelled (a park cannot be given up), on the node's channel otherwise
+// and wherever the runtime's park is not linked. handedOff reports that
+// the Notify that woke this sleeper has taken it off qsleep and waiters
+// already.
 func (e *Event) sleepQueue(ctx context.Context, done <-chan struct{}, t uint32) (err error, handedOff bool) {
-	e.qsleep.Add(1) // S1
+	parks := done == nil && parkLinked()
+	n := e.qsleep.Add(1) // S1
 	eventRaceHook()
+	if parks && n == 1 && e.solo.claim() {
+		eventRaceHook()
+		if e.seq.Load() != t { // S2
+			if e.solo.unclaim() {
+				e.qsleep.Add(-1)
+				return nil, false
+			}
+			// A Notify took the word between the claim and S2: it
+			// counted this sleeper as the one it woke.
+			e.solo.release()
+			return nil, true
+		}
+		e.solo.sleep()
+		e.solo.release()
+		return nil, true
+	}
 	e.mu.Lock()
 	if e.seq.Load() != t { // S2
 		e.mu.Unlock()
@@ -439,7 +463,9 @@ func (e *Event) sleepQueue(ctx context.Context, done <-chan struct{}, t uint32) 
 		return nil, false
 	}
 	w := getWaiter(nil)
-	w.onSema = done == nil && haveSema && !eventNoSema
+	if w.parks = parks; parks {
+		w.word.claim()
+	}
 	e.q.push(w)
 	e.mu.Unlock()
 	eventRaceHook()
@@ -456,6 +482,11 @@ func (e *Event) sleepQueue(ctx context.Context, done <-chan struct{}, t uint32) 
 	e.qsleep.Add(-1)
 	return ctx.Err(), false
 }
+
+// parkLinked reports whether runtime sleepers may park on park words:
+// the runtime's park is linked, the build has no race detector (see
+// parkWordUnlock), and no test has asked for channels.
+func parkLinked() bool { return haveLinkname && !raceBuild && !eventNoSema }
 
 // enqueue is sleepQueue for a Select's node w, which sleeps elsewhere: it
 // queues w unless seq has moved since the ticket t (S1, S2 as in
@@ -491,8 +522,20 @@ func (e *Event) dequeue(w *waiter) (handedOff bool) {
 	return false
 }
 
-// wakeQueue readies up to n wait-list sleepers, oldest first.
+// wakeQueue readies up to n runtime sleepers: the solo sleeper, then
+// the wait list's, oldest first. The solo sleeper came when no other was
+// asleep, so it is the oldest but for a race between two arrivals.
 func (e *Event) wakeQueue(n int) {
+	if g, ok := e.solo.take(); ok {
+		// Counted off before the ready, as the list's are below.
+		e.qsleep.Add(-1)
+		e.waiters.Add(-1)
+		e.countWakes(1)
+		ready(g)
+		if n--; n == 0 || e.qsleep.Load() == 0 {
+			return
+		}
+	}
 	e.mu.Lock()
 	chain, k := e.q.take(n, nil)
 	e.mu.Unlock()

@@ -25,11 +25,21 @@ func parkWatchdog(t testing.TB, d time.Duration, state func() string) (stop func
 
 // eventState describes e's internals for a watchdog report.
 func eventState(e *Event) string {
+	return fmt.Sprintf("{seq %d waiters %d fsleep %d qsleep %d queued %d solo %#x wakes %d}",
+		e.seq.Load(), e.Waiters(), e.fsleep.Load(), e.qsleep.Load(), queuedOn(e), e.solo.v.Load(), e.wakes.Load())
+}
+
+// queuedOn is how many runtime sleepers are asleep on e: the nodes in
+// its wait list, and the solo sleeper once it has parked (not one that
+// has claimed the word and may be about to).
+func queuedOn(e *Event) int {
 	e.mu.Lock()
-	q := e.q.len()
-	e.mu.Unlock()
-	return fmt.Sprintf("{seq %d waiters %d fsleep %d qsleep %d queued %d wakes %d}",
-		e.seq.Load(), e.Waiters(), e.fsleep.Load(), e.qsleep.Load(), q, e.wakes.Load())
+	defer e.mu.Unlock()
+	n := e.q.len()
+	if e.solo.v.Load() > wordAwake {
+		n++
+	}
+	return n
 }
 
 // parkWatchdogTime is generous: a healthy run of any test here takes a
@@ -51,10 +61,7 @@ func parkScale(n int) int {
 // at rest: no registration, no sleeper count, an empty runtime queue.
 func checkEventIdle(t testing.TB, e *Event) {
 	t.Helper()
-	e.mu.Lock()
-	q := e.q.len()
-	e.mu.Unlock()
-	if e.Waiters() != 0 || e.sleepers() != 0 || q != 0 {
+	if e.Waiters() != 0 || e.sleepers() != 0 || queuedOn(e) != 0 || e.solo.v.Load() != wordFree {
 		t.Errorf("Event not at rest: %s", eventState(e))
 	}
 }
@@ -1056,4 +1063,35 @@ func TestEventWaitFor(t *testing.T) {
 		t.Fatalf("WaitFor with a done ctx = %v, want its error even with the condition true", err)
 	}
 	checkEventIdle(t, &e)
+}
+
+// TestEventSleeperInDump: a runtime sleeper with a ctx that cannot be
+// cancelled, parked on its park word, shows in a goroutine dump as the
+// README says: "[waiting]", with Event.Wait on its stack.
+func TestEventSleeperInDump(t *testing.T) {
+	if !parkLinked() {
+		t.Skip("sleepers park on channels in this build")
+	}
+	var e Event
+	var ready atomic.Bool
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		e.WaitFor(context.Background(), ready.Load, Park{Spin: NoSpin})
+	}()
+	waitQueued(t, &e, 1)
+	buf := make([]byte, 1<<20)
+	dump := string(buf[:runtime.Stack(buf, true)])
+	ready.Store(true)
+	e.Notify(1)
+	<-done
+	for _, g := range strings.Split(dump, "\n\n") {
+		if strings.Contains(g, "(*Event).Wait") {
+			if !strings.Contains(g, "[waiting]") {
+				t.Fatalf("sleeper's dump does not say [waiting]:\n%s", g)
+			}
+			return
+		}
+	}
+	t.Fatalf("no goroutine in Event.Wait in the dump:\n%s", dump)
 }

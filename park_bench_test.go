@@ -202,34 +202,6 @@ func chanPingPong(b *testing.B, locked bool) {
 	parkPair(b, locked, serve, call, func() { close(req) })
 }
 
-// semaPingPong is the runtime's semaphore bare: the floor for a sleep in
-// the scheduler. It needs the linkname; without it the row is skipped.
-func semaPingPong(b *testing.B, handoff, locked bool) {
-	if !haveSema {
-		b.Skip("built with knit_nolinkname")
-	}
-	var req, resp uint32
-	var stop atomic.Bool
-	serve := func() {
-		for {
-			semacquire(&req)
-			if stop.Load() {
-				return
-			}
-			semrelease(&resp, handoff, 0)
-		}
-	}
-	call := func(uint32) {
-		semrelease(&req, handoff, 0)
-		semacquire(&resp)
-	}
-	quit := func() {
-		stop.Store(true)
-		semrelease(&req, false, 0)
-	}
-	parkPair(b, locked, serve, call, quit)
-}
-
 func condPingPong(b *testing.B, locked bool) {
 	var (
 		mu   sync.Mutex

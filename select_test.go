@@ -378,15 +378,9 @@ func notFullOf(q Producer[int]) *Event {
 	return &q.(interface{ pushOps() ringOps[int] }).pushOps().bellsOf().notFull.Event
 }
 
-// queuedOn is how many nodes sleep in e's wait list.
-func queuedOn(e *Event) int {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	return e.q.len()
-}
-
-// waitQueued polls until n nodes sleep in e's wait list: a Select or a
-// Pop that is asleep there, not one that may be about to be.
+// waitQueued polls until n runtime sleepers are asleep on e (queuedOn):
+// a Select or a Pop that is asleep there, not one that may be about to
+// be.
 func waitQueued(t testing.TB, e *Event, n int) {
 	t.Helper()
 	deadline := time.Now().Add(30 * time.Second)

@@ -5,8 +5,9 @@ import (
 	"sync/atomic"
 )
 
-// The wait list: goroutines asleep on a node each (its own semaphore or
-// channel), queued FIFO behind a mutex that the list's owner holds. Two
+// The wait list: goroutines asleep on a node each (on the node's park
+// word, or on its channel), queued FIFO behind a mutex that the list's
+// owner holds. Two
 // owners: an Event's queue (its runtime sleepers) and each bucket of the
 // portable futex.
 //
@@ -26,8 +27,8 @@ type waiter struct {
 	queued     bool           // guarded by the owner's mutex
 	addr       *atomic.Uint32 // the word slept on (the portable futex); nil in an Event's queue
 	ch         chan struct{}  // buffered 1, so the waker never blocks
-	onSema     bool           // the sleeper blocks on sema, not ch; set before it is queued
-	sema       uint32         // the runtime semaphore an onSema sleeper blocks on
+	parks      bool           // the sleeper parks on word, not on ch; set before it is queued
+	word       parkWord       // claimed when parks is set
 
 	// A Select's node (see select.go): the Select queues one on each
 	// ring it waits for, all sharing the Select's channel, so a second
@@ -38,16 +39,16 @@ type waiter struct {
 	passed atomic.Bool
 }
 
-// sleep blocks until the waker's wake: a release of the node's own
-// semaphore, the runtime's cheapest park and ready, or a token on its
-// channel. Either is addressed to this node alone.
+// sleep blocks until the waker's wake: a park on the node's word, or a
+// token on its channel. Either is addressed to this node alone.
 func (w *waiter) sleep() {
-	if w.onSema {
-		semacquire(&w.sema)
-		raceAcquireNode(w)
-	} else {
+	if !w.parks {
 		<-w.ch
+		return
 	}
+	w.word.sleep()
+	w.word.release()
+	raceAcquireNode(w)
 }
 
 // wake wakes w's sleeper. w may be recycled as soon as it returns.
@@ -60,11 +61,13 @@ func (w *waiter) wake() {
 		w.passed.Store(true)
 		return
 	}
-	if w.onSema {
-		raceReleaseNode(w)
-		semrelease(&w.sema, false, 0)
-	} else {
+	if !w.parks {
 		w.ch <- struct{}{}
+		return
+	}
+	raceReleaseNode(w)
+	if g, ok := w.word.take(); ok {
+		ready(g)
 	}
 }
 
@@ -82,7 +85,7 @@ func getWaiter(addr *atomic.Uint32) *waiter {
 
 func (w *waiter) put() {
 	w.addr = nil
-	w.onSema = false
+	w.parks = false
 	waiterPool.Put(w)
 }
 

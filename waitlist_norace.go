@@ -6,3 +6,5 @@ package knit
 
 func raceReleaseNode(*waiter) {}
 func raceAcquireNode(*waiter) {}
+
+const raceBuild = false
