@@ -91,8 +91,9 @@ type Broadcast[T any] struct {
 
 	// Read-only after construction.
 	buf        []T
-	mask       uint64
-	clearSlots bool // T holds pointers
+	mask       uint64 // len(buf)-1: buf's length is a power of two
+	last       uint64 // capacity-1: the producer has room while tail-gate <= last
+	clearSlots bool   // T holds pointers
 }
 
 // Subscription is one subscriber of a Broadcast: the consumer calls of a
@@ -123,13 +124,14 @@ type Subscription[T any] struct {
 	side sideGuard // empty, unless built with knit_checkends
 }
 
-// NewBroadcast returns a Broadcast holding capacity items, rounded up to a
-// power of two, and no subscription; park, if given, says how blocked
-// calls wait. It panics if capacity is < 1 or >
-// MaxCapacity, or if the slots would take more than 1 TiB.
+// NewBroadcast returns a Broadcast holding capacity items (its slot array
+// is rounded up to a power of two; Push reports full at capacity), and no
+// subscription; park, if given, says how blocked calls wait. It panics if
+// capacity is < 1 or > MaxCapacity, or if the slots would take more than
+// 1 TiB.
 func NewBroadcast[T any](capacity int, park ...Park) *Broadcast[T] {
 	c := roundCapacity("Broadcast", capacity, sizeOf[T]())
-	b := &Broadcast[T]{buf: make([]T, c), mask: uint64(c - 1)}
+	b := &Broadcast[T]{buf: make([]T, c), mask: uint64(c - 1), last: uint64(capacity - 1)}
 	b.clearSlots = holdsPointers(reflect.TypeFor[T]())
 	b.bells.park = ringPark("Broadcast", park)
 	b.stage.park = b.bells.park
@@ -299,7 +301,7 @@ func (b *Broadcast[T]) push(v T) status {
 	i := t & b.mask
 	// One compare covers a stale gate and the closed bit; the other
 	// fails only on a zero ring.
-	if t-b.gate > b.mask || i >= uint64(len(b.buf)) {
+	if t-b.gate > b.last || i >= uint64(len(b.buf)) {
 		if st := b.pushMiss(t); st != stOK {
 			return st
 		}
@@ -322,7 +324,7 @@ func (b *Broadcast[T]) pushMiss(t uint64) status {
 	if len(b.buf) == 0 {
 		panicZero("Broadcast", "NewBroadcast")
 	}
-	if b.regate(t); t-b.gate > b.mask {
+	if b.regate(t); t-b.gate > b.last {
 		return stFull
 	}
 	return stOK
@@ -391,10 +393,10 @@ func (b *Broadcast[T]) pushBatch(vs []T) int {
 	if len(b.buf) == 0 {
 		panicZero("Broadcast", "NewBroadcast")
 	}
-	room := int64(b.gate + b.mask + 1 - t)
+	room := int64(b.gate + b.last + 1 - t)
 	if room < int64(len(vs)) {
 		b.regate(t)
-		room = int64(b.gate + b.mask + 1 - t)
+		room = int64(b.gate + b.last + 1 - t)
 	}
 	n := uint64(min(int64(len(vs)), max(room, 0)))
 	if n == 0 {
@@ -501,7 +503,7 @@ func (b *Broadcast[T]) gating(h uint64) {
 	if nf.waiters.Load() == 0 {
 		return
 	}
-	if t := b.tail.Load() &^ closedBit; t-h > b.mask {
+	if t := b.tail.Load() &^ closedBit; t-h > b.last {
 		nf.notify(1)
 	}
 }
@@ -684,11 +686,20 @@ func (b *Broadcast[T]) Len() int {
 			g = c
 		}
 	}
-	return ringLen(t, g, len(b.buf))
+	return ringLen(t, g, b.capacity())
 }
 
 // Cap is the ring's capacity.
-func (b *Broadcast[T]) Cap() int { return len(b.buf) }
+func (b *Broadcast[T]) Cap() int { return b.capacity() }
+
+// capacity is the capacity asked for, 0 for a Broadcast no constructor
+// made.
+func (b *Broadcast[T]) capacity() int {
+	if len(b.buf) == 0 {
+		return 0
+	}
+	return int(b.last + 1)
+}
 
 // TryPop takes the next item this subscription has not seen, if it is
 // ready: ErrEmpty, or ErrClosed once the Broadcast is closed and this
@@ -812,7 +823,7 @@ func (s *Subscription[T]) Len() int {
 	if s.b == nil || s.left.Load() {
 		return 0
 	}
-	return ringLen(s.b.tail.Load(), s.cursor.Load(), len(s.b.buf))
+	return ringLen(s.b.tail.Load(), s.cursor.Load(), s.b.capacity())
 }
 
 // Cap is the Broadcast's capacity.
@@ -820,5 +831,5 @@ func (s *Subscription[T]) Cap() int {
 	if s.b == nil {
 		return 0
 	}
-	return len(s.b.buf)
+	return s.b.capacity()
 }

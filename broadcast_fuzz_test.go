@@ -120,7 +120,7 @@ func FuzzBroadcast(f *testing.F) {
 		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 		defer cancel()
 		b := NewBroadcast[*int](c)
-		m := &bcastModel{cap: roundUpPow2(c)}
+		m := &bcastModel{cap: c}
 		var subs []*Subscription[*int]
 		next := 1
 		vals := func(n int) ([]*int, []int) {

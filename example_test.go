@@ -14,7 +14,7 @@ import (
 // An SPSC ring's calls are its ends': the producer pushes, the consumer
 // pops (here one goroutine holds both; see SPSC.Producer for two).
 // TryPush and TryPop never block: they report a full ring (ErrFull) or an
-// empty one (ErrEmpty). The capacity is rounded up to a power of two.
+// empty one (ErrEmpty). A ring holds exactly the capacity it was made with.
 func ExampleSPSC() {
 	q := knit.NewSPSC[string](3)
 	tx, rx := q.Producer(), q.Consumer()
@@ -33,12 +33,12 @@ func ExampleSPSC() {
 		fmt.Println(w)
 	}
 	// Output:
-	// 4
+	// 3
+	// full at cast on
 	// full at cast off
 	// knit
 	// purl
 	// slip
-	// cast on
 }
 
 // Items pushed before Close stay in the ring: Pop hands them out, then

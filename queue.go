@@ -60,8 +60,9 @@ type Producer[T any] interface {
 	Close()
 	// Len is the number of items in the ring (a snapshot).
 	Len() int
-	// Cap is how many items the ring holds: the capacity asked for,
-	// rounded up to a power of two; math.MaxInt for a Mailbox.
+	// Cap is how many items the ring holds: the capacity asked for
+	// (pushes report full there, whatever the slot array's size);
+	// math.MaxInt for a Mailbox.
 	Cap() int
 }
 

@@ -36,7 +36,7 @@ TEXT ·wordPush(SB), NOSPLIT, $0-17
 	MOVQ spscCore_prodTail(DI), AX
 	BTQ  $63, AX
 	JCS  closed
-	MOVQ spscCore_mask(DI), R9
+	MOVQ spscCore_last(DI), R9
 	MOVQ AX, CX
 	SUBQ spscCore_headCache(DI), CX
 	CMPQ CX, R9
@@ -54,7 +54,7 @@ room:
 	MOVQ  Q_BUF(DI), R11
 	TESTQ R11, R11
 	JZ    zero
-	MOVQ  R9, R10
+	MOVQ  spscCore_mask(DI), R10
 	ANDQ  AX, R10
 	MOVQ  v+8(FP), DX
 	MOVQ  DX, (R11)(R10*8)
@@ -162,7 +162,8 @@ TEXT ·wordPushBatch(SB), NOSPLIT, $0-40
 	BTQ   $63, AX
 	JCS   none
 	MOVQ  spscCore_mask(DI), R9
-	LEAQ  1(R9), R13
+	MOVQ  spscCore_last(DI), R13
+	INCQ  R13
 	MOVQ  AX, CX
 	SUBQ  spscCore_headCache(DI), CX
 	MOVQ  R13, R14

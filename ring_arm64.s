@@ -33,7 +33,7 @@ TEXT ·wordPush(SB), NOSPLIT, $0-17
 	MOVD q+0(FP), R0
 	MOVD spscCore_prodTail(R0), R2 // our own copy: no other writer
 	TBNZ $63, R2, closed
-	MOVD spscCore_mask(R0), R5
+	MOVD spscCore_last(R0), R5
 	MOVD spscCore_headCache(R0), R3
 	SUB  R3, R2, R4
 	CMP  R5, R4
@@ -50,6 +50,7 @@ TEXT ·wordPush(SB), NOSPLIT, $0-17
 room:
 	MOVD Q_BUF(R0), R8
 	CBZ  R8, zero
+	MOVD spscCore_mask(R0), R5
 	AND  R2, R5, R7
 	MOVD v+8(FP), R9
 	MOVD R9, (R8)(R7<<3)
@@ -138,7 +139,8 @@ TEXT ·wordPushBatch(SB), NOSPLIT, $0-40
 	MOVD spscCore_prodTail(R0), R2
 	TBNZ $63, R2, none
 	MOVD spscCore_mask(R0), R5
-	ADD  $1, R5, R13
+	MOVD spscCore_last(R0), R13
+	ADD  $1, R13, R13
 	MOVD spscCore_headCache(R0), R3
 	SUB  R3, R2, R4
 	SUB  R4, R13, R16

@@ -579,3 +579,39 @@ func BenchmarkRingAll(b *testing.B) {
 		}
 	})
 }
+
+// BenchmarkRingExactCapacity: what holding exactly the capacity asked for
+// costs. Each ring at a power of two (1024, where the bound is the slot
+// array's own) beside the same ring at 1000, where a multi-producer push
+// also loads the slot capacity places back and SPSC and Words compare
+// with the capacity instead of the mask: 2P2C and 1P1C streams through
+// an MPMC (blocking calls), and a batch-1 stream through SPSC and Words.
+func BenchmarkRingExactCapacity(b *testing.B) {
+	for _, c := range []int{1024, 1000} {
+		for _, pc := range [][2]int{{1, 1}, {2, 2}} {
+			b.Run(fmt.Sprintf("MPMC-%dP%dC/cap=%d", pc[0], pc[1], c), func(b *testing.B) {
+				q := NewMPMC[int](c)
+				contended(b, pc[0], pc[1],
+					func(v int) { q.Push(context.Background(), v) },
+					func() bool { _, err := q.Pop(context.Background()); return err == nil },
+					q.Close)
+			})
+		}
+		b.Run(fmt.Sprintf("SPSC/cap=%d", c), func(b *testing.B) {
+			q := NewSPSC[int](c)
+			tx, rx := q.Producer(), q.Consumer()
+			contended(b, 1, 1,
+				func(v int) { tx.Push(context.Background(), v) },
+				func() bool { _, err := rx.Pop(context.Background()); return err == nil },
+				tx.Close)
+		})
+		b.Run(fmt.Sprintf("Words/cap=%d", c), func(b *testing.B) {
+			q := NewWords(c)
+			tx, rx := q.Producer(), q.Consumer()
+			contended(b, 1, 1,
+				func(v int) { tx.Push(context.Background(), uint64(v)) },
+				func() bool { _, err := rx.Pop(context.Background()); return err == nil },
+				tx.Close)
+		})
+	}
+}

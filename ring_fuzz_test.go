@@ -89,7 +89,7 @@ func FuzzRing(f *testing.F) {
 		}
 		for _, k := range ringKinds {
 			q := k.newInt(c)
-			m := &ringModel{cap: roundUpPow2(c)}
+			m := &ringModel{cap: c}
 			if k.unbounded {
 				m.cap = math.MaxInt
 			}
@@ -192,10 +192,3 @@ func FuzzRing(f *testing.F) {
 	})
 }
 
-func roundUpPow2(n int) int {
-	c := 1
-	for c < n {
-		c <<= 1
-	}
-	return c
-}

@@ -111,7 +111,7 @@ func TestRingCapacity(t *testing.T) {
 		if k.unbounded {
 			continue // no capacity: TestMailboxCap
 		}
-		for _, c := range []struct{ in, want int }{{1, 1}, {2, 2}, {3, 4}, {1000, 1024}, {1024, 1024}} {
+		for _, c := range []struct{ in, want int }{{1, 1}, {2, 2}, {3, 3}, {1000, 1000}, {1024, 1024}} {
 			if got := k.newInt(c.in).Cap(); got != c.want {
 				t.Errorf("%s(%d).Cap() = %d, want %d", k.name, c.in, got, c.want)
 			}
@@ -661,3 +661,81 @@ func TestRingZeroAlloc(t *testing.T) {
 
 // raceEnabled: the race detector is on (stress tests scale down).
 const raceEnabled = testutil.Race
+
+// TestRingExactCapacity: a ring made with a capacity that is not a power
+// of two holds exactly that many items, with producers racing to fill
+// it: a full ring takes nothing more, and each item popped makes room
+// for exactly one. Round after round, the producers (four where the ring
+// has several, else one) push distinct items with TryPush until each has
+// seen ErrFull; the ring must then hold exactly capacity items, and
+// after k pops the next fill must take exactly k. Every item pushed is
+// popped once.
+func TestRingExactCapacity(t *testing.T) {
+	for _, k := range ringKinds {
+		if k.unbounded {
+			continue
+		}
+		for _, c := range []int{3, 5, 100, 1000} {
+			t.Run(fmt.Sprintf("%s/%d", k.name, c), func(t *testing.T) {
+				q := k.newInt(c)
+				producers := 1
+				if k.multiProducer {
+					producers = 4
+				}
+				var next atomic.Int64
+				fill := func() int {
+					var took atomic.Int64
+					var wg sync.WaitGroup
+					for range producers {
+						wg.Go(func() {
+							for {
+								v := int(next.Add(1))
+								if err := q.TryPush(v); err != nil {
+									if !errors.Is(err, ErrFull) {
+										t.Errorf("TryPush: %v", err)
+									}
+									return
+								}
+								took.Add(1)
+							}
+						})
+					}
+					wg.Wait()
+					return int(took.Load())
+				}
+				seen := map[int]bool{}
+				pop := func(n int) {
+					for range n {
+						v, err := q.TryPop()
+						if err != nil {
+							t.Fatalf("TryPop with %d in the ring: %v", q.Len(), err)
+						}
+						if seen[v] {
+							t.Fatalf("item %d popped twice", v)
+						}
+						seen[v] = true
+					}
+				}
+				if got := fill(); got != c {
+					t.Fatalf("first fill took %d items, want the capacity %d", got, c)
+				}
+				for round, k := range []int{1, 2, c / 2, c} {
+					pop(k)
+					if got := fill(); got != k {
+						t.Fatalf("round %d: after %d pops a fill took %d, want %d", round, k, got, k)
+					}
+					if q.Len() != c {
+						t.Fatalf("round %d: Len %d after the fill, want %d", round, q.Len(), c)
+					}
+				}
+				pop(c)
+				if _, err := q.TryPop(); !errors.Is(err, ErrEmpty) {
+					t.Fatalf("TryPop after popping everything: %v, want ErrEmpty", err)
+				}
+				if want := c + 1 + 2 + c/2 + c; len(seen) != want {
+					t.Fatalf("%d distinct items popped, want %d", len(seen), want)
+				}
+			})
+		}
+	}
+}

@@ -69,7 +69,8 @@ type seqRing[T any] struct {
 
 	// Read-only after construction.
 	slots          []seqSlot[T]
-	mask           uint64
+	mask           uint64 // len(slots)-1: slots' length is a power of two
+	last           uint64 // capacity-1; below mask, pushes also check admits
 	singleProducer bool // SPMC: the producer stores tail and owns Close
 	singleConsumer bool // MPSC: the consumer stores head
 	clearSlots     bool // T holds pointers: a pop clears the slot it took
@@ -91,6 +92,7 @@ func (r *seqRing[T]) init(kind string, capacity int, singleProducer, singleConsu
 	c := roundCapacity(kind, capacity, sizeOf[seqSlot[T]]())
 	r.slots = make([]seqSlot[T], c)
 	r.mask = uint64(c - 1)
+	r.last = uint64(capacity - 1)
 	r.singleProducer, r.singleConsumer = singleProducer, singleConsumer
 	r.clearSlots = holdsPointers(reflect.TypeFor[T]())
 	r.bells.park = ringPark(kind, park)
@@ -98,6 +100,20 @@ func (r *seqRing[T]) init(kind string, capacity int, singleProducer, singleConsu
 
 // lap is L(pos), the sequence of a slot free for pos.
 func (r *seqRing[T]) lap(pos uint64) uint64 { return 2 * (pos &^ r.mask) }
+
+// admits reports whether position pos is within the capacity asked for:
+// the item of pos-capacity has been taken (its consumer has freed the
+// slot, which then never reads as less). With capacity a power of two
+// that slot is pos's own, whose check the caller makes anyway; below
+// one, this is the bound's one extra load, of a line that pos's
+// consumer-side neighbours last wrote.
+func (r *seqRing[T]) admits(pos uint64) bool {
+	if r.last == r.mask || pos <= r.last {
+		return true
+	}
+	q := pos - r.last - 1
+	return int64(r.slot(q).seq.Load()-(r.lap(q)+2*(r.mask+1))) >= 0
+}
 
 // slot returns pos's slot. Its check stands in for the bounds check the
 // index needs anyway, and fails only on a ring no constructor made.
@@ -169,6 +185,9 @@ func (r *seqRing[T]) pushMulti(v *T) status {
 		// freed the slot, so its read of the old item is done.
 		switch d := int64(s.seq.Load() - r.lap(pos)); {
 		case d == 0:
+			if !r.admits(pos) {
+				return stFull
+			}
 			if r.tail.CompareAndSwap(pos, pos+1) {
 				s.val = *v
 				// Release: pairs with the consumers' acquire load of
@@ -198,7 +217,7 @@ func (r *seqRing[T]) pushSingle(v *T) status {
 	s := r.slot(pos)
 	// Acquire: pairs with the release store of the consumer that freed
 	// the slot. Anything but "free" is the item of pos-cap, still held.
-	if s.seq.Load() != r.lap(pos) {
+	if s.seq.Load() != r.lap(pos) || !r.admits(pos) {
 		return stFull
 	}
 	s.val = *v
@@ -295,7 +314,7 @@ func (r *seqRing[T]) pushBatch(vs []T) int {
 			return 0
 		}
 		n := uint64(0)
-		for n < uint64(len(vs)) && n <= r.mask && r.slot(pos+n).seq.Load() == r.lap(pos+n) {
+		for n < uint64(len(vs)) && n <= r.last && r.slot(pos+n).seq.Load() == r.lap(pos+n) && r.admits(pos+n) {
 			n++
 		}
 		if n == 0 {
@@ -485,10 +504,18 @@ func (r *seqRing[T]) Close() { r.close() }
 
 // Len is the number of items in the ring, including any a producer has
 // claimed and is still writing.
-func (r *seqRing[T]) Len() int { return ringLen(r.tail.Load(), r.head.Load(), len(r.slots)) }
+func (r *seqRing[T]) Len() int { return ringLen(r.tail.Load(), r.head.Load(), r.capacity()) }
 
 // Cap is the ring's capacity.
-func (r *seqRing[T]) Cap() int { return len(r.slots) }
+func (r *seqRing[T]) Cap() int { return r.capacity() }
+
+// capacity is the capacity asked for, 0 for a ring no constructor made.
+func (r *seqRing[T]) capacity() int {
+	if len(r.slots) == 0 {
+		return 0
+	}
+	return int(r.last + 1)
+}
 
 func (r *seqRing[T]) pushN(vs []T) int {
 	if checkEnds && r.singleProducer {

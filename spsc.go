@@ -79,17 +79,28 @@ type spscCore struct {
 	prodSide, consSide sideGuard
 
 	// Read-only after construction, beside buf.
-	mask       uint64
-	clearSlots bool // T holds pointers: pop clears the slot it took
+	mask       uint64 // len(buf)-1: buf's length is a power of two
+	last       uint64 // capacity-1: a push has room while tail-head <= last
+	clearSlots bool   // T holds pointers: pop clears the slot it took
 }
 
-// NewSPSC returns an SPSC ring holding capacity items, rounded up to a
-// power of two; park, if given, says how blocked calls wait. It panics if capacity is < 1 or > MaxCapacity, or if the
-// slots would take more than 1 TiB.
+// size sets the ring's bounds for capacity items in slots slots (a
+// power of two, at least capacity). A capacity short of the slots costs
+// nothing: the full checks compare with last where they would compare
+// with mask.
+func (q *spscCore) size(capacity, slots int) {
+	q.mask = uint64(slots - 1)
+	q.last = uint64(capacity - 1)
+}
+
+// NewSPSC returns an SPSC ring holding capacity items (its slot array is
+// rounded up to a power of two; Push reports full at capacity); park, if
+// given, says how blocked calls wait. It panics if capacity is < 1 or >
+// MaxCapacity, or if the slots would take more than 1 TiB.
 func NewSPSC[T any](capacity int, park ...Park) *SPSC[T] {
 	c := roundCapacity("SPSC", capacity, sizeOf[T]())
 	q := &SPSC[T]{buf: make([]T, c)}
-	q.mask = uint64(c - 1)
+	q.size(capacity, c)
 	q.clearSlots = holdsPointers(reflect.TypeFor[T]())
 	q.bells.park = ringPark("SPSC", park)
 	return q
@@ -107,7 +118,7 @@ func (q *SPSC[T]) push(v T) status {
 	i := t & q.mask
 	// One compare covers a stale cached head and the closed bit (which
 	// makes t-headCache huge); the other fails only on a zero ring.
-	if t-q.headCache > q.mask || i >= uint64(len(q.buf)) {
+	if t-q.headCache > q.last || i >= uint64(len(q.buf)) {
 		if st := q.pushMiss(t); st != stOK {
 			return st
 		}
@@ -136,7 +147,7 @@ func (q *SPSC[T]) pushMiss(t uint64) status {
 	}
 	// Acquire: pairs with the consumer's release store of head, so the
 	// slot it freed has been read before we overwrite it.
-	if q.headCache = q.head.Load(); t-q.headCache > q.mask {
+	if q.headCache = q.head.Load(); t-q.headCache > q.last {
 		return stFull
 	}
 	return stOK
@@ -195,6 +206,14 @@ func (q *SPSC[T]) popMiss(h uint64) status {
 
 func (q *spscCore) indices() (tail, head uint64) { return q.tail.Load(), q.head.Load() }
 
+// capacity is the capacity asked for, 0 for a ring no constructor made.
+func (q *SPSC[T]) capacity() int {
+	if len(q.buf) == 0 {
+		return 0
+	}
+	return int(q.last + 1)
+}
+
 func (q *SPSC[T]) sides() (push, pop *sideGuard, ring string) {
 	return &q.prodSide, &q.consSide, "SPSC"
 }
@@ -216,10 +235,10 @@ func (q *SPSC[T]) pushBatch(vs []T) int {
 	if t&closedBit != 0 {
 		return 0
 	}
-	room := q.mask + 1 - (t - q.headCache)
+	room := q.last + 1 - (t - q.headCache)
 	if room < uint64(len(vs)) {
 		q.headCache = q.head.Load()
-		room = q.mask + 1 - (t - q.headCache)
+		room = q.last + 1 - (t - q.headCache)
 	}
 	n := min(uint64(len(vs)), room)
 	if n == 0 {
@@ -356,7 +375,7 @@ func (p SPSCProducer[T]) Close() { p.q.close("SPSC") }
 func (p SPSCProducer[T]) Len() int { return p.q.len() }
 
 // Cap is the ring's capacity.
-func (p SPSCProducer[T]) Cap() int { return len(p.q.buf) }
+func (p SPSCProducer[T]) Cap() int { return p.q.capacity() }
 
 // SPSCConsumer is the popping end of an SPSC ring: the consumer's side of
 // the grid (see Consumer).
@@ -404,9 +423,9 @@ func (c SPSCConsumer[T]) All(ctx context.Context) iter.Seq[T] { return all[T](ct
 func (c SPSCConsumer[T]) Len() int { return c.q.len() }
 
 // Cap is the ring's capacity.
-func (c SPSCConsumer[T]) Cap() int { return len(c.q.buf) }
+func (c SPSCConsumer[T]) Cap() int { return c.q.capacity() }
 
-func (q *SPSC[T]) len() int            { return ringLen(q.tail.Load(), q.head.Load(), len(q.buf)) }
+func (q *SPSC[T]) len() int            { return ringLen(q.tail.Load(), q.head.Load(), q.capacity()) }
 func (q *SPSC[T]) pushN(vs []T) int    { return q.pushBatch(vs) }
 func (q *SPSC[T]) popN(dst []T) int    { return q.popBatch(dst) }
 func (q *SPSC[T]) bellsOf() *ringBells { return &q.bells }

@@ -20,14 +20,15 @@ type Words struct {
 	r SPSC[uint64]
 }
 
-// NewWords returns a Words ring holding capacity items, rounded up to a
-// power of two; park, if given, says how blocked calls wait. It panics
-// if capacity is < 1 or > MaxCapacity.
+// NewWords returns a Words ring holding capacity items (its slot array
+// is rounded up to a power of two; Push reports full at capacity); park,
+// if given, says how blocked calls wait. It panics if capacity is < 1 or
+// > MaxCapacity.
 func NewWords(capacity int, park ...Park) *Words {
 	c := roundCapacity("Words", capacity, 8)
 	q := &Words{}
 	q.r.buf = make([]uint64, c)
-	q.r.mask = uint64(c - 1)
+	q.r.size(capacity, c)
 	q.r.bells.park = ringPark("Words", park)
 	return q
 }
@@ -176,7 +177,7 @@ func (p WordsProducer) Close() { p.q.r.close("Words") }
 func (p WordsProducer) Len() int { return p.q.r.len() }
 
 // Cap is the ring's capacity.
-func (p WordsProducer) Cap() int { return len(p.q.r.buf) }
+func (p WordsProducer) Cap() int { return p.q.r.capacity() }
 
 // WordsConsumer is the popping end of a Words ring: the consumer's side of
 // the grid (see Consumer), as SPSCConsumer.
@@ -223,7 +224,7 @@ func (c WordsConsumer) All(ctx context.Context) iter.Seq[uint64] { return all[ui
 func (c WordsConsumer) Len() int { return c.q.r.len() }
 
 // Cap is the ring's capacity.
-func (c WordsConsumer) Cap() int { return len(c.q.r.buf) }
+func (c WordsConsumer) Cap() int { return c.q.r.capacity() }
 
 func (q *Words) bellsOf() *ringBells { return &q.r.bells }
 

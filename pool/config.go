@@ -44,9 +44,8 @@ type Config struct {
 	// until a doorbell rings it, with no polling timeout.
 	Park knit.Park
 
-	// QueueSize is the capacity of each worker's queue, rounded up to a
-	// power of two: 0 means DefaultQueueSize; otherwise 1 to 1<<30 (the
-	// rings' bound). Go, Call and Submit block while the queues are full,
+	// QueueSize is the capacity of each worker's queue, exactly: 0 means
+	// DefaultQueueSize; otherwise 1 to 1<<30 (the rings' bound). Go, Call and Submit block while the queues are full,
 	// TryGo fails. Each slot costs 24 bytes on 64-bit targets (see
 	// DefaultQueueSize).
 	QueueSize int
