@@ -45,8 +45,8 @@ type Config struct {
 	Park knit.Park
 
 	// QueueSize is the capacity of each worker's queue, exactly: 0 means
-	// DefaultQueueSize; otherwise 1 to 1<<30 (the rings' bound). Go, Call and Submit block while the queues are full,
-	// TryGo fails. Each slot costs 24 bytes on 64-bit targets (see
+	// DefaultQueueSize; otherwise 1 to 1<<30 (the rings' bound). Go,
+	// Call and Submit block while the queues are full, TryGo fails. Each slot costs 24 bytes on 64-bit targets (see
 	// DefaultQueueSize).
 	QueueSize int
 
