@@ -46,8 +46,9 @@ type Config struct {
 
 	// QueueSize is the capacity of each worker's queue, exactly: 0 means
 	// DefaultQueueSize; otherwise 1 to 1<<30 (the rings' bound). Go,
-	// Call and Submit block while the queues are full, TryGo fails. Each slot costs 24 bytes on 64-bit targets (see
-	// DefaultQueueSize).
+	// Call and Submit block while the queues are full, TryGo fails. Each
+	// slot costs 24 bytes on 64-bit targets (see DefaultQueueSize); the
+	// slots are the size rounded up to a power of two.
 	QueueSize int
 
 	// Pinning says which CPUs the workers' threads are pinned to.
