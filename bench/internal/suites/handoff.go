@@ -9,6 +9,7 @@ import (
 
 	"github.com/knit-go/knit"
 	"github.com/knit-go/knit/bench/internal/harness"
+	"github.com/knit-go/knit/examples/inboxpool"
 	"github.com/knit-go/knit/pool"
 )
 
@@ -31,7 +32,9 @@ var handoffSuite = harness.Suite{
 	Description: "The per-task handoff of a pool: submitters pop an idle worker from a mutex-protected stack " +
 		"(waiting while there is none) and hand it a func() through a one-slot handoff of its own; the worker runs it " +
 		"and pushes itself back. Handoffs: chan func() of capacity 0 (ref) and 1, knit MPSC and SPSC of capacity 1 " +
-		"(blocking Push/Pop), a one-word slot with a knit Event; and knit pool.Go on a W-worker pool.",
+		"(blocking Push/Pop), a one-word slot with a knit Event; and knit pool.Go on a W-worker pool. " +
+		"Beside them, a pool that queues instead of handing off (examples/inboxpool: an inbox per worker, round robin, " +
+		"the worker drains its inbox), built on knit MPSC rings and on buffered channels.",
 	Unit: "task handed off and run",
 	Ref:  refHandoffChan0,
 	Rows: func(cfg harness.Config) []harness.Row {
@@ -87,7 +90,13 @@ func handoffRows(g handoffGroup) []harness.Row {
 		row("knit SPSC, capacity 1", func() slot { return &spscSlot{q: knit.NewSPSC[func()](1)} }),
 		row("knit Event + one-word slot", func() slot { return &eventSlot{} }),
 		{Group: g.String(), Name: "knit pool.Go", Start: func(harness.Config) (harness.Bench, error) {
-			return startPoolHandoff(g), nil
+			return startGoPool(g, pool.New(pool.Config{Workers: g.workers})), nil
+		}},
+		{Group: g.String(), Name: "examples/inboxpool on knit MPSC inboxes", Start: func(harness.Config) (harness.Bench, error) {
+			return startGoPool(g, inboxpool.New(g.workers, inboxQueue)), nil
+		}},
+		{Group: g.String(), Name: "examples/inboxpool on channel inboxes", Start: func(harness.Config) (harness.Bench, error) {
+			return startGoPool(g, inboxpool.NewChan(g.workers, inboxQueue)), nil
 		}},
 	}
 }
@@ -328,25 +337,36 @@ func (b *handoffBench) Close() error {
 	return nil
 }
 
-// poolHandoff is pool.Go on a W-worker pool, fed by the same submitters.
-// The pool has no idle stack to drain and its tasks no worker to carry a
-// number, so the check is the count: each task adds one and marks a
-// WaitGroup done (a duplicate panics it, a loss leaves Run waiting).
-type poolHandoff struct {
+// goPool is a pool fed through its Go by the same submitters: knit's
+// pool.Go on a W-worker pool, and examples/inboxpool on knit and on
+// channels. Such a pool has no idle stack to drain and its tasks no
+// worker to carry a number, so the check is the count: each task adds
+// one and marks a WaitGroup done (a duplicate panics it, a loss leaves
+// Run waiting).
+type goPool struct {
 	submitters int
-	p          *pool.Pool
+	p          goCloser
 	wg         sync.WaitGroup
 	count      atomic.Uint64
 	task       func()
 }
 
-func startPoolHandoff(g handoffGroup) *poolHandoff {
-	b := &poolHandoff{submitters: g.submitters, p: pool.New(pool.Config{Workers: g.workers})}
+type goCloser interface {
+	Go(func()) error
+	Close()
+}
+
+// inboxQueue is each inbox's capacity in the inboxpool rows: pool's
+// DefaultQueueSize, as the pool.Go row's queues have.
+const inboxQueue = pool.DefaultQueueSize
+
+func startGoPool(g handoffGroup, p goCloser) *goPool {
+	b := &goPool{submitters: g.submitters, p: p}
 	b.task = func() { b.count.Add(1); b.wg.Done() }
 	return b
 }
 
-func (b *poolHandoff) Run(n int) error {
+func (b *goPool) Run(n int) error {
 	b.count.Store(0)
 	b.wg.Add(n)
 	errs := make([]error, b.submitters)
@@ -377,7 +397,7 @@ func (b *poolHandoff) Run(n int) error {
 	return nil
 }
 
-func (b *poolHandoff) Close() error {
+func (b *goPool) Close() error {
 	b.p.Close()
 	return nil
 }
