@@ -191,4 +191,3 @@ func FuzzRing(f *testing.F) {
 		}
 	})
 }
-

@@ -71,9 +71,9 @@ type seqRing[T any] struct {
 	slots          []seqSlot[T]
 	mask           uint64 // len(slots)-1: slots' length is a power of two
 	last           uint64 // capacity-1; below mask, pushes also check admits
-	singleProducer bool // SPMC: the producer stores tail and owns Close
-	singleConsumer bool // MPSC: the consumer stores head
-	clearSlots     bool // T holds pointers: a pop clears the slot it took
+	singleProducer bool   // SPMC: the producer stores tail and owns Close
+	singleConsumer bool   // MPSC: the consumer stores head
+	clearSlots     bool   // T holds pointers: a pop clears the slot it took
 }
 
 // seqSlot is one slot: the item first, so that a zero-size T adds no
