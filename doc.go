@@ -32,6 +32,8 @@
 //   - [Mailbox]: an unbounded MPSC queue, an actor's inbox: a push never
 //     waits while it is open. It has both sides of the grid; Cap is
 //     math.MaxInt.
+//   - [Backlog]: a Mailbox whose consumer side several goroutines
+//     share: an unbounded job queue, a pool's backlog.
 //   - [Broadcast]: one producer, and subscriptions that each see every
 //     item (the disruptor's ring): fan-out to every consumer, and
 //     pipelines of stages with [Broadcast.SubscribeAfter]. The producer

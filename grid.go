@@ -29,6 +29,7 @@ var (
 	_ ringOps[int]    = (*seqRing[int])(nil)
 	_ ringOps[uint64] = (*Words)(nil)
 	_ ringOps[int]    = (*Mailbox[int])(nil)
+	_ ringOps[int]    = (*Backlog[int])(nil)
 	_ ringOps[int]    = (*Broadcast[int])(nil)
 	_ ringOps[int]    = (*Subscription[int])(nil)
 )

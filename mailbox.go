@@ -101,13 +101,18 @@ type mboxSlot[T any] struct {
 // NewMailbox returns an empty, open Mailbox with one segment; park, if
 // given, says how a blocked Pop waits.
 func NewMailbox[T any](park ...Park) *Mailbox[T] {
-	m := &Mailbox[T]{clearSlots: holdsPointers(reflect.TypeFor[T]())}
+	m := &Mailbox[T]{}
+	m.init("Mailbox", park)
+	return m
+}
+
+func (m *Mailbox[T]) init(kind string, park []Park) {
+	m.clearSlots = holdsPointers(reflect.TypeFor[T]())
 	s := new(mboxSeg[T])
 	s.lap = 1
 	m.headSeg = s
 	m.tailSeg.Store(s)
-	m.bells.park = ringPark("Mailbox", park)
-	return m
+	m.bells.park = ringPark(kind, park)
 }
 
 // push claims a slot with an add and fills it. A claim past the end

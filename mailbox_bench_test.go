@@ -79,3 +79,42 @@ func benchChanFanIn(b *testing.B, producers int) {
 	m.stop(b, n)
 	wg.Wait()
 }
+
+// BenchmarkBacklog: the unbounded multi-consumer queue against the
+// bounded MPMC, a channel of the same capacity and, with one consumer,
+// the Mailbox it is built on; P producers and C consumers, blocking
+// calls, one item per call.
+func BenchmarkBacklog(b *testing.B) {
+	for _, pc := range [][2]int{{1, 1}, {2, 2}, {4, 4}, {4, 1}} {
+		p, c := pc[0], pc[1]
+		queues := []struct {
+			name string
+			new  func() Queue[int]
+		}{
+			{"knit-Backlog", func() Queue[int] { return NewBacklog[int]() }},
+			{"knit-MPMC-1024", func() Queue[int] { return NewMPMC[int](1024) }},
+		}
+		if c == 1 {
+			queues = append(queues, struct {
+				name string
+				new  func() Queue[int]
+			}{"knit-Mailbox", func() Queue[int] { return NewMailbox[int]() }})
+		}
+		for _, q := range queues {
+			b.Run(fmt.Sprintf("%dP%dC/%s", p, c, q.name), func(b *testing.B) {
+				r := q.new()
+				contended(b, p, c,
+					func(v int) { r.Push(context.Background(), v) },
+					func() bool { _, err := r.Pop(context.Background()); return err == nil },
+					r.Close)
+			})
+		}
+		b.Run(fmt.Sprintf("%dP%dC/chan-1024", p, c), func(b *testing.B) {
+			ch := make(chan int, 1024)
+			contended(b, p, c,
+				func(v int) { ch <- v },
+				func() bool { _, ok := <-ch; return ok },
+				func() { close(ch) })
+		})
+	}
+}

@@ -20,7 +20,8 @@ import (
 //
 // The producer side adds Close, the consumer side All, and both Len and
 // Cap. [Producer] and [Consumer] state each call's contract once; the
-// methods of every ring point here. MPSC, SPMC, MPMC and Mailbox have
+// methods of every ring point here. MPSC, SPMC, MPMC, Mailbox and
+// Backlog have
 // both sides ([Queue]); an SPSC or Words ring hands each side out as an
 // end ([SPSC.Producer], [SPSC.Consumer]), and a Broadcast is a producer
 // whose Subscriptions are consumers.
@@ -62,7 +63,7 @@ type Producer[T any] interface {
 	Len() int
 	// Cap is how many items the ring holds: the capacity asked for
 	// (pushes report full there, whatever the slot array's size);
-	// math.MaxInt for a Mailbox.
+	// math.MaxInt for a Mailbox or a Backlog.
 	Cap() int
 }
 
@@ -96,7 +97,8 @@ type Consumer[T any] interface {
 	Cap() int
 }
 
-// Queue is a ring with both sides: MPSC, SPMC, MPMC and Mailbox. Code
+// Queue is a ring with both sides: MPSC, SPMC, MPMC, Mailbox and
+// Backlog. Code
 // that takes any knit ring takes a Queue, or the side it uses, Producer
 // or Consumer; the interfaces have exported methods only, so a caller's
 // own queue, or a test double, implements them too.
@@ -110,6 +112,7 @@ var (
 	_ Queue[int]       = (*SPMC[int])(nil)
 	_ Queue[int]       = (*MPMC[int])(nil)
 	_ Queue[int]       = (*Mailbox[int])(nil)
+	_ Queue[int]       = (*Backlog[int])(nil)
 	_ Producer[int]    = SPSCProducer[int]{}
 	_ Consumer[int]    = SPSCConsumer[int]{}
 	_ Producer[uint64] = WordsProducer{}
