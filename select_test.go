@@ -356,7 +356,7 @@ func TestSelectFairness(t *testing.T) {
 }
 
 // selectRings are the rings the exit tests run a Select on: every kind,
-// the Mailbox too.
+// the Mailbox and the Backlog too.
 var selectRings = []struct {
 	name string
 	new  func() Queue[int]
@@ -366,6 +366,7 @@ var selectRings = []struct {
 	{"SPMC", func() Queue[int] { return NewSPMC[int](4) }},
 	{"MPMC", func() Queue[int] { return NewMPMC[int](4) }},
 	{"Mailbox", func() Queue[int] { return NewMailbox[int]() }},
+	{"Backlog", func() Queue[int] { return NewBacklog[int]() }},
 }
 
 // notEmptyOf is the Event a consumer of q sleeps on.
@@ -753,6 +754,8 @@ func TestSelectNilRing(t *testing.T) {
 	PopCase(b.Subscribe(), &v)
 	PushCase(b, &v)
 	PopCase(NewMailbox[int](), &v)
+	PopCase(NewBacklog[int](), &v)
+	PushCase(NewBacklog[int](), &v)
 }
 
 // foreignConsumer and foreignProducer are a caller's own Consumer and
