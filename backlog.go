@@ -33,6 +33,7 @@ type Backlog[T any] struct {
 func NewBacklog[T any](park ...Park) *Backlog[T] {
 	b := &Backlog[T]{}
 	b.m.init("Backlog", park)
+	b.m.shared = true
 	return b
 }
 

@@ -59,8 +59,10 @@ type Mailbox[T any] struct {
 	mu     sync.Mutex                 // linking a segment, and Close
 	closed bool                       // under mu
 
-	consSide   sideGuard // empty, unless built with knit_checkends
-	clearSlots bool      // T holds pointers; read-only after construction
+	consSide   sideGuard   // empty, unless built with knit_checkends
+	clearSlots bool        // T holds pointers; read-only after construction
+	shared     bool        // a Backlog's: several consumers; read-only after construction
+	shut       atomic.Bool // stored by Close before it seals: see wake
 }
 
 // mailboxSegSize is the number of slots in a segment: a segment boundary
@@ -133,7 +135,7 @@ func (m *Mailbox[T]) push(v T) status {
 			b := &m.bells.notEmpty
 			publish(&sl.ready, s.lap, &b.mode)
 			if b.pending(pos, pos+1) {
-				b.ring(pos, pos+1)
+				m.wake(b, pos, pos+1)
 			}
 			return stOK
 		}
@@ -261,6 +263,22 @@ func (m *Mailbox[T]) emptyStatus(s *mboxSeg[T], i uint64) status {
 	return stEmpty
 }
 
+// wake is a push's ring of the consumers' bell for positions [from, to),
+// once pending said it is due. A Backlog's consumers that found, after
+// Close, an item claimed before it and not yet written sleep waiting for
+// it, all of them; Close's own NotifyAll came before they slept, and one
+// wake per item would leave the rest asleep beside a drained backlog. So
+// once shut, such a push wakes them all. It sees shut if any of them
+// registered after seeing the backlog sealed: Close stores shut before it
+// seals, the consumer registers after it saw the seal, and pending's load
+// of the waiter count saw that registration.
+func (m *Mailbox[T]) wake(b *ringBell, from, to uint64) {
+	b.ring(from, to)
+	if m.shared && m.shut.Load() {
+		b.NotifyAll()
+	}
+}
+
 // pushBatch claims up to len(vs) slots of the last segment with one add,
 // fills them in order, and repeats in the next segment for the rest.
 // Items of one batch are in order; a batch that crosses into the next
@@ -284,11 +302,16 @@ func (m *Mailbox[T]) pushBatch(vs []T) int {
 			s.slots[end-1].val = vs[n]
 			n++
 			pos := s.base.Load()
-			// One Notify for the run: a Mailbox has one consumer.
+			// One Notify for the run where the consumer is one goroutine
+			// (a Mailbox), one per item where it is shared (a Backlog).
+			from := pos + end - 1
+			if m.shared {
+				from = pos + i
+			}
 			b := &m.bells.notEmpty
 			publish(&s.slots[end-1].ready, s.lap, &b.mode)
-			if b.pending(pos+end-1, pos+end) {
-				b.ring(pos+end-1, pos+end)
+			if b.pending(from, pos+end) {
+				m.wake(b, from, pos+end)
 			}
 			continue
 		}
@@ -430,6 +453,7 @@ func (m *Mailbox[T]) Close() {
 		return
 	}
 	m.closed = true
+	m.shut.Store(true) // before the seal: see wake
 	// No link can follow (grow checks closed under mu), so the last
 	// segment stays last. Claims the add made before the bit are served;
 	// claims after it see the bit and fail.
