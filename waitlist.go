@@ -48,7 +48,6 @@ func (w *waiter) sleep() {
 	}
 	w.word.sleep()
 	w.word.release()
-	raceAcquireNode(w)
 }
 
 // wake wakes w's sleeper. w may be recycled as soon as it returns.
@@ -65,7 +64,6 @@ func (w *waiter) wake() {
 		w.ch <- struct{}{}
 		return
 	}
-	raceReleaseNode(w)
 	if g, ok := w.word.take(); ok {
 		ready(g)
 	}

@@ -2,9 +2,5 @@
 
 package knit
 
-// Without the race detector the node annotations are nothing.
-
-func raceReleaseNode(*waiter) {}
-func raceAcquireNode(*waiter) {}
-
+// raceBuild: see waitlist_race.go.
 const raceBuild = false

@@ -2,18 +2,9 @@
 
 package knit
 
-import (
-	"runtime"
-	"unsafe"
-)
-
-// The race detector sees no happens-before edge through the runtime's
-// semaphore (sync.Mutex annotates its own use of it the same way), so a
-// wait-list node's release and acquire are annotated here.
-
-func raceReleaseNode(w *waiter) { runtime.RaceRelease(unsafe.Pointer(w)) }
-func raceAcquireNode(w *waiter) { runtime.RaceAcquire(unsafe.Pointer(w)) }
-
-// raceBuild keeps wait-list nodes off gopark: its unlockf runs on the
-// system stack, where the race detector's instrumented atomics must not.
+// raceBuild keeps runtime sleepers off park words: gopark's unlockf runs
+// on the system stack, where the race detector's instrumented atomics
+// must not, and a park and ready carry no happens-before edge the
+// detector can see. Under -race every runtime sleeper sleeps on its
+// node's channel instead.
 const raceBuild = true
