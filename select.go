@@ -41,10 +41,12 @@ import (
 // ring and no CPU; a ring's Notify wakes it, or a channel case, or ctx.
 // A Selector's Select allocates nothing in the steady state with any
 // number of ring cases, a ctx, and channel cases of these shapes: at most
-// one whose element has a size (a timer's time.Time, a results channel)
-// beside at most one whose element has none (a quit channel of struct{}),
-// or up to two of the latter. Other channel cases sleep in
-// reflect.Select, which allocates a receive buffer per call. (A set of
+// one whose element has a size (a timer's time.Time, a results channel),
+// or two of one element type (a timer and a ticker), beside at most one
+// whose element has none (a quit channel of struct{}); or up to two of
+// the latter. Other channel cases (two sized channels of different
+// element types, or more) sleep in reflect.Select, which allocates a
+// receive buffer per call. (A set of
 // wait nodes is made anew when a waker still held one as Select left.)
 // Select itself allocates its state when it must wait: a loop should
 // make a Selector once and call its Select, and can switch a case off

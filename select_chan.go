@@ -13,11 +13,13 @@ import (
 // over any channels would sleep in reflect.Select, which allocates a
 // buffer for every receive on each call. The common shapes need no
 // reflection: at most one channel whose element has a size (a timer, a
-// results channel) and one whose element has none (a quit channel of
-// struct{}), or up to two of the latter. The sized case's own method,
-// generic in its element type, holds the native select; a channel of a
-// zero-size element is viewed as a chan struct{}, which moves the same
-// zero bytes. Other shapes take reflect.Select.
+// results channel), or two of one element type (a timer and a ticker),
+// beside at most one whose element has none (a quit channel of
+// struct{}); or up to two of the latter. The sized case's own method,
+// generic in its element type, holds the native select (for a pair, the
+// first case's, once it has asserted the second to its own type); a
+// channel of a zero-size element is viewed as a chan struct{}, which
+// moves the same zero bytes. Other shapes take reflect.Select.
 
 // RecvCase is a case that receives from ch into *dst (dropped if dst is
 // nil); a closed ch fires it with ErrClosed, and a nil ch never fires.
@@ -44,6 +46,11 @@ type chanCase interface {
 	// on wake or done; err is ErrClosed for a receive from a closed
 	// channel.
 	sleepWith(wake, done, zr <-chan struct{}, zs chan<- struct{}) (int, error)
+	// sleepPair is sleepWith over this case and other, a case on a
+	// channel of the same element type (ok is false, and nothing
+	// happened, for another type): 0 when this case fired, 1 when other
+	// did, 2 when the zero-size case did, -1 on wake or done.
+	sleepPair(other chanCase, wake, done, zr <-chan struct{}, zs chan<- struct{}) (k int, err error, ok bool)
 	// sleepCase is the case as reflect.Select takes it, built as the
 	// Select goes to sleep (a send reads its value then).
 	sleepCase() reflect.SelectCase
@@ -99,6 +106,40 @@ func (c *chanRecvCase[T]) sleepWith(wake, done, zr <-chan struct{}, zs chan<- st
 	return -1, nil
 }
 
+func (c *chanRecvCase[T]) sleepPair(other chanCase, wake, done, zr <-chan struct{}, zs chan<- struct{}) (int, error, bool) {
+	switch o := other.(type) {
+	case *chanRecvCase[T]:
+		select {
+		case v, ok := <-c.ch:
+			return 0, c.got(v, ok), true
+		case v, ok := <-o.ch:
+			return 1, o.got(v, ok), true
+		case <-wake:
+		case <-done:
+		case _, ok := <-zr:
+			return 2, recvErr(ok), true
+		case zs <- struct{}{}:
+			return 2, nil, true
+		}
+		return -1, nil, true
+	case *chanSendCase[T]:
+		select {
+		case v, ok := <-c.ch:
+			return 0, c.got(v, ok), true
+		case o.ch <- *o.v:
+			return 1, nil, true
+		case <-wake:
+		case <-done:
+		case _, ok := <-zr:
+			return 2, recvErr(ok), true
+		case zs <- struct{}{}:
+			return 2, nil, true
+		}
+		return -1, nil, true
+	}
+	return 0, nil, false
+}
+
 func (c *chanRecvCase[T]) sleepCase() reflect.SelectCase {
 	return reflect.SelectCase{Dir: reflect.SelectRecv, Chan: reflect.ValueOf(c.ch)}
 }
@@ -150,6 +191,40 @@ func (c *chanSendCase[T]) sleepWith(wake, done, zr <-chan struct{}, zs chan<- st
 	return -1, nil
 }
 
+func (c *chanSendCase[T]) sleepPair(other chanCase, wake, done, zr <-chan struct{}, zs chan<- struct{}) (int, error, bool) {
+	switch o := other.(type) {
+	case *chanRecvCase[T]:
+		select {
+		case c.ch <- *c.v:
+			return 0, nil, true
+		case v, ok := <-o.ch:
+			return 1, o.got(v, ok), true
+		case <-wake:
+		case <-done:
+		case _, ok := <-zr:
+			return 2, recvErr(ok), true
+		case zs <- struct{}{}:
+			return 2, nil, true
+		}
+		return -1, nil, true
+	case *chanSendCase[T]:
+		select {
+		case c.ch <- *c.v:
+			return 0, nil, true
+		case o.ch <- *o.v:
+			return 1, nil, true
+		case <-wake:
+		case <-done:
+		case _, ok := <-zr:
+			return 2, recvErr(ok), true
+		case zs <- struct{}{}:
+			return 2, nil, true
+		}
+		return -1, nil, true
+	}
+	return 0, nil, false
+}
+
 func (c *chanSendCase[T]) sleepCase() reflect.SelectCase {
 	return reflect.SelectCase{Dir: reflect.SelectSend, Chan: reflect.ValueOf(c.ch), Send: reflect.ValueOf(c.v).Elem()}
 }
@@ -168,7 +243,7 @@ func recvErr(ok bool) error {
 // its enabled channel cases fires, and returns that case's index and
 // error, or -1.
 func (s *Selector) sleepChans(done <-chan struct{}) (int, error) {
-	sized, zeros, nz := -1, [2]int{-1, -1}, 0
+	sized, sized2, zeros, nz := -1, -1, [2]int{-1, -1}, 0
 	native := true
 	for j, cc := range s.chanCases {
 		if s.off[s.chans[j]] {
@@ -179,12 +254,29 @@ func (s *Selector) sleepChans(done <-chan struct{}) (int, error) {
 			nz++
 		} else if !ok && sized < 0 {
 			sized = j
+		} else if !ok && sized2 < 0 {
+			sized2 = j
 		} else {
 			native = false
 		}
 	}
 	switch {
-	case native && sized >= 0 && nz <= 1:
+	case native && sized2 >= 0 && nz <= 1:
+		zr, zs := s.zeroChan(zeros[0])
+		k, err, ok := s.chanCases[sized].sleepPair(s.chanCases[sized2], s.wake, done, zr, zs)
+		if !ok {
+			break // two element types: reflect.Select below
+		}
+		switch k {
+		case 0:
+			return s.chans[sized], err
+		case 1:
+			return s.chans[sized2], err
+		case 2:
+			return s.chans[zeros[0]], err
+		}
+		return -1, nil
+	case native && sized >= 0 && sized2 < 0 && nz <= 1:
 		zr, zs := s.zeroChan(zeros[0])
 		k, err := s.chanCases[sized].sleepWith(s.wake, done, zr, zs)
 		switch k {

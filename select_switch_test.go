@@ -65,8 +65,8 @@ func TestSelectorDisableFanIn(t *testing.T) {
 
 // TestSelectorDisableEnable: a case switched off does not fire even when
 // it is ready (ring or channel, in the poll and in the sleep, native or
-// through reflect.Select: with the ring or the quit channel off, the
-// second shape's two sized channels sleep in reflect.Select), and fires
+// through reflect.Select: the second shape's two sized channels, of
+// different element types, sleep in reflect.Select), and fires
 // again once switched on.
 func TestSelectorDisableEnable(t *testing.T) {
 	defer watchdog(t, 60*time.Second)()
@@ -137,6 +137,7 @@ func TestSelectorChannelCasesZeroAlloc(t *testing.T) {
 	var tick time.Time
 	data := make(chan int)
 	ticks := make(chan time.Time)
+	ticks2 := make(chan time.Time)
 	quit := make(chan struct{})
 	done := make(chan struct{})
 	results := make(chan int)
@@ -151,6 +152,9 @@ func TestSelectorChannelCasesZeroAlloc(t *testing.T) {
 		{"timer + quit", []Case{RecvCase(quit, nil), PopCase(q, &v), RecvCase(ticks, &tick)}, func() { ticks <- time.Time{} }, 2},
 		{"send sized + quit", []Case{PopCase(q, &v), SendCase(results, &out), RecvCase(quit, nil)}, func() { <-results }, 1},
 		{"two zero-size", []Case{PopCase(q, &v), RecvCase(quit, nil), RecvCase(done, nil)}, func() { done <- struct{}{} }, 2},
+		{"timer + ticker + quit", []Case{RecvCase(ticks, &tick), PopCase(q, &v), RecvCase(ticks2, &tick), RecvCase(quit, nil)}, func() { ticks2 <- time.Time{} }, 2},
+		{"two sized of one type, recv and send", []Case{SendCase(results, &out), RecvCase(data, &got), PopCase(q, &v)}, func() { data <- 3 }, 1},
+		{"two sized of one type, send fires", []Case{RecvCase(data, &got), SendCase(results, &out), PopCase(q, &v)}, func() { <-results }, 1},
 	} {
 		t.Run(shape.name, func(t *testing.T) {
 			sel := NewSelector(shape.cases...)
