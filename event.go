@@ -58,8 +58,8 @@ type Event struct {
 	waiters atomic.Int32
 
 	// Waiters past their spin phase on the futex (fsleep) and in the
-	// wait list (qsleep); each at most waiters. Notify wakes only where
-	// a count is non-zero.
+	// runtime (qsleep: the solo word's sleeper and the wait list's);
+	// each at most waiters. Notify wakes only where a count is non-zero.
 	fsleep atomic.Int32
 	qsleep atomic.Int32
 
