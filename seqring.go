@@ -104,11 +104,14 @@ func (r *seqRing[T]) lap(pos uint64) uint64 { return 2 * (pos &^ r.mask) }
 // admits reports whether position pos is within the capacity asked for:
 // the item of pos-capacity has been taken (its consumer has freed the
 // slot, which then never reads as less). With capacity a power of two
-// that slot is pos's own, whose check the caller makes anyway; below
-// one, this is the bound's one extra load, of a line that pos's
-// consumer-side neighbours last wrote.
-func (r *seqRing[T]) admits(pos uint64) bool {
-	if r.last == r.mask || pos <= r.last {
+// that slot is pos's own, whose check the caller makes anyway, and
+// admits is a compare of two fields, inlined; below one, admitsShort
+// makes the bound's one extra load, of a line that pos's consumer-side
+// neighbours last wrote.
+func (r *seqRing[T]) admits(pos uint64) bool { return r.last == r.mask || r.admitsShort(pos) }
+
+func (r *seqRing[T]) admitsShort(pos uint64) bool {
+	if pos <= r.last {
 		return true
 	}
 	q := pos - r.last - 1
