@@ -466,6 +466,7 @@ func (e *Event) sleepQueue(ctx context.Context, done <-chan struct{}, t uint32) 
 	if w.parks = parks; parks {
 		w.word.claim()
 	}
+	w.onSema = done == nil && raceBuild && haveLinkname && !eventNoSema
 	e.q.push(w)
 	e.mu.Unlock()
 	eventRaceHook()

@@ -4,8 +4,8 @@ package knit
 
 import "unsafe" // for go:linkname
 
-// The runtime's own park, ready and yield, and the pinning of a
-// goroutine to its P. The runtime marks each of these "Do not remove or change the type signature"
+// The runtime's own park, ready and yield, the pinning of a goroutine to
+// its P, and its semaphore. The runtime marks each of these "Do not remove or change the type signature"
 // (go.dev/issue/67401), so the linker's linkname check lets them
 // through. Build with -tags knit_nolinkname where a toolchain refuses
 // them: the runtime backend then sleeps on channels throughout.
@@ -31,6 +31,20 @@ func gopark(unlockf func(gp, lock unsafe.Pointer) bool, lock unsafe.Pointer, rea
 //
 //go:linkname goready runtime.goready
 func goready(gp unsafe.Pointer, traceskip int)
+
+// semacquire waits until *addr > 0, then decrements it. Under the race
+// detector wait-list nodes sleep on it (see raceBuild); the benchmarks'
+// floor rows use it bare.
+//
+//go:linkname semacquire sync.runtime_Semacquire
+func semacquire(addr *uint32)
+
+// semrelease increments *addr and readies one goroutine waiting in
+// semacquire on it, if any. With handoff it passes the count straight to
+// that goroutine and yields the caller's P to it.
+//
+//go:linkname semrelease sync.runtime_Semrelease
+func semrelease(addr *uint32, handoff bool, skipframes int)
 
 // goyield puts the calling goroutine at the back of its P's run queue
 // and runs the scheduler: runtime.Gosched, but onto the local queue

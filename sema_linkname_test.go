@@ -5,18 +5,7 @@ package knit
 import (
 	"sync/atomic"
 	"testing"
-	_ "unsafe" // for go:linkname
 )
-
-// The runtime's semaphore, which sync.Mutex and sync.WaitGroup sleep on,
-// linked for the benchmarks' floor rows only: knit's sleepers park on
-// park words (parkword.go).
-
-//go:linkname semacquire sync.runtime_Semacquire
-func semacquire(addr *uint32)
-
-//go:linkname semrelease sync.runtime_Semrelease
-func semrelease(addr *uint32, handoff bool, skipframes int)
 
 // semaPingPong is the runtime's semaphore bare: the floor for a sleep in
 // the scheduler. It needs the linkname; without it the row is skipped.

@@ -29,6 +29,8 @@ type waiter struct {
 	ch         chan struct{}  // buffered 1, so the waker never blocks
 	parks      bool           // the sleeper parks on word, not on ch; set before it is queued
 	word       parkWord       // claimed when parks is set
+	onSema     bool           // under -race: the sleeper blocks on sema (see raceBuild); set before it is queued
+	sema       uint32         // the runtime semaphore an onSema sleeper blocks on
 
 	// A Select's node (see select.go): the Select queues one on each
 	// ring it waits for, all sharing the Select's channel, so a second
@@ -42,12 +44,16 @@ type waiter struct {
 // sleep blocks until the waker's wake: a park on the node's word, or a
 // token on its channel. Either is addressed to this node alone.
 func (w *waiter) sleep() {
-	if !w.parks {
+	switch {
+	case w.parks:
+		w.word.sleep()
+		w.word.release()
+	case w.onSema:
+		semacquire(&w.sema)
+		raceAcquireNode(w)
+	default:
 		<-w.ch
-		return
 	}
-	w.word.sleep()
-	w.word.release()
 }
 
 // wake wakes w's sleeper. w may be recycled as soon as it returns.
@@ -60,12 +66,16 @@ func (w *waiter) wake() {
 		w.passed.Store(true)
 		return
 	}
-	if !w.parks {
+	switch {
+	case w.parks:
+		if g, ok := w.word.take(); ok {
+			ready(g)
+		}
+	case w.onSema:
+		raceReleaseNode(w)
+		semrelease(&w.sema, false, 0)
+	default:
 		w.ch <- struct{}{}
-		return
-	}
-	if g, ok := w.word.take(); ok {
-		ready(g)
 	}
 }
 
@@ -83,7 +93,7 @@ func getWaiter(addr *atomic.Uint32) *waiter {
 
 func (w *waiter) put() {
 	w.addr = nil
-	w.parks = false
+	w.parks, w.onSema = false, false
 	waiterPool.Put(w)
 }
 
