@@ -40,16 +40,12 @@ type chanCase interface {
 	// zero views the channel as a chan struct{} (recv or send, nil if
 	// the channel is), with ok true, when its element has no size.
 	zero() (recv <-chan struct{}, send chan<- struct{}, ok bool)
-	// sleepWith sleeps in one native select on this case's channel,
-	// wake, done, and zr or zs (a zero-size case's view, or nil). It
-	// returns 0 when this case fired, 1 when the zero-size case did, -1
-	// on wake or done; err is ErrClosed for a receive from a closed
-	// channel.
-	sleepWith(wake, done, zr <-chan struct{}, zs chan<- struct{}) (int, error)
-	// sleepPair is sleepWith over this case and other, a case on a
-	// channel of the same element type (ok is false, and nothing
-	// happened, for another type): 0 when this case fired, 1 when other
-	// did, 2 when the zero-size case did, -1 on wake or done.
+	// sleepPair sleeps in one native select on this case's channel,
+	// other's (nil for none; a case on a channel of the same element
+	// type, else ok is false and nothing happened), wake, done, and zr
+	// or zs (a zero-size case's view, or nil). It returns 0 when this
+	// case fired, 1 when other did, 2 when the zero-size case did, -1 on
+	// wake or done; err is ErrClosed for a receive from a closed channel.
 	sleepPair(other chanCase, wake, done, zr <-chan struct{}, zs chan<- struct{}) (k int, err error, ok bool)
 	// sleepCase is the case as reflect.Select takes it, built as the
 	// Select goes to sleep (a send reads its value then).
@@ -92,52 +88,11 @@ func (c *chanRecvCase[T]) zero() (<-chan struct{}, chan<- struct{}, bool) {
 	return *(*<-chan struct{})(unsafe.Pointer(&c.ch)), nil, true
 }
 
-func (c *chanRecvCase[T]) sleepWith(wake, done, zr <-chan struct{}, zs chan<- struct{}) (int, error) {
-	select {
-	case v, ok := <-c.ch:
-		return 0, c.got(v, ok)
-	case <-wake:
-	case <-done:
-	case _, ok := <-zr:
-		return 1, recvErr(ok)
-	case zs <- struct{}{}:
-		return 1, nil
-	}
-	return -1, nil
-}
+func (c *chanRecvCase[T]) ends() chanEnds[T]        { return chanEnds[T]{recv: c.ch} }
+func (c *chanRecvCase[T]) fired(v T, ok bool) error { return c.got(v, ok) }
 
 func (c *chanRecvCase[T]) sleepPair(other chanCase, wake, done, zr <-chan struct{}, zs chan<- struct{}) (int, error, bool) {
-	switch o := other.(type) {
-	case *chanRecvCase[T]:
-		select {
-		case v, ok := <-c.ch:
-			return 0, c.got(v, ok), true
-		case v, ok := <-o.ch:
-			return 1, o.got(v, ok), true
-		case <-wake:
-		case <-done:
-		case _, ok := <-zr:
-			return 2, recvErr(ok), true
-		case zs <- struct{}{}:
-			return 2, nil, true
-		}
-		return -1, nil, true
-	case *chanSendCase[T]:
-		select {
-		case v, ok := <-c.ch:
-			return 0, c.got(v, ok), true
-		case o.ch <- *o.v:
-			return 1, nil, true
-		case <-wake:
-		case <-done:
-		case _, ok := <-zr:
-			return 2, recvErr(ok), true
-		case zs <- struct{}{}:
-			return 2, nil, true
-		}
-		return -1, nil, true
-	}
-	return 0, nil, false
+	return sleepPair[T](c, other, wake, done, zr, zs)
 }
 
 func (c *chanRecvCase[T]) sleepCase() reflect.SelectCase {
@@ -177,52 +132,11 @@ func (c *chanSendCase[T]) zero() (<-chan struct{}, chan<- struct{}, bool) {
 	return nil, *(*chan<- struct{})(unsafe.Pointer(&c.ch)), true
 }
 
-func (c *chanSendCase[T]) sleepWith(wake, done, zr <-chan struct{}, zs chan<- struct{}) (int, error) {
-	select {
-	case c.ch <- *c.v:
-		return 0, nil
-	case <-wake:
-	case <-done:
-	case _, ok := <-zr:
-		return 1, recvErr(ok)
-	case zs <- struct{}{}:
-		return 1, nil
-	}
-	return -1, nil
-}
+func (c *chanSendCase[T]) ends() chanEnds[T]   { return chanEnds[T]{send: c.ch, val: *c.v} }
+func (c *chanSendCase[T]) fired(T, bool) error { return nil }
 
 func (c *chanSendCase[T]) sleepPair(other chanCase, wake, done, zr <-chan struct{}, zs chan<- struct{}) (int, error, bool) {
-	switch o := other.(type) {
-	case *chanRecvCase[T]:
-		select {
-		case c.ch <- *c.v:
-			return 0, nil, true
-		case v, ok := <-o.ch:
-			return 1, o.got(v, ok), true
-		case <-wake:
-		case <-done:
-		case _, ok := <-zr:
-			return 2, recvErr(ok), true
-		case zs <- struct{}{}:
-			return 2, nil, true
-		}
-		return -1, nil, true
-	case *chanSendCase[T]:
-		select {
-		case c.ch <- *c.v:
-			return 0, nil, true
-		case o.ch <- *o.v:
-			return 1, nil, true
-		case <-wake:
-		case <-done:
-		case _, ok := <-zr:
-			return 2, recvErr(ok), true
-		case zs <- struct{}{}:
-			return 2, nil, true
-		}
-		return -1, nil, true
-	}
-	return 0, nil, false
+	return sleepPair[T](c, other, wake, done, zr, zs)
 }
 
 func (c *chanSendCase[T]) sleepCase() reflect.SelectCase {
@@ -230,6 +144,56 @@ func (c *chanSendCase[T]) sleepCase() reflect.SelectCase {
 }
 
 func (c *chanSendCase[T]) deliver(reflect.Value, bool) error { return nil }
+
+// chanEnds is a case's channel as one select takes it: recv for a
+// receive, send and the value to send for a send; the other end nil,
+// which never fires.
+type chanEnds[T any] struct {
+	recv <-chan T
+	send chan<- T
+	val  T
+}
+
+// typedCase is a channel case of element type T.
+type typedCase[T any] interface {
+	chanCase
+	ends() chanEnds[T]
+	// fired completes the case once its channel fired with v, ok.
+	fired(v T, ok bool) error
+}
+
+// sleepPair is chanCase.sleepPair, written once for both directions and
+// both cases: a case's unused end is a nil channel, and so is a missing
+// other case's.
+func sleepPair[T any](c typedCase[T], other chanCase, wake, done, zr <-chan struct{}, zs chan<- struct{}) (int, error, bool) {
+	var b chanEnds[T]
+	var o typedCase[T]
+	if other != nil {
+		var ok bool
+		if o, ok = other.(typedCase[T]); !ok {
+			return 0, nil, false
+		}
+		b = o.ends()
+	}
+	a := c.ends()
+	select {
+	case v, ok := <-a.recv:
+		return 0, c.fired(v, ok), true
+	case a.send <- a.val:
+		return 0, nil, true
+	case v, ok := <-b.recv:
+		return 1, o.fired(v, ok), true
+	case b.send <- b.val:
+		return 1, nil, true
+	case <-wake:
+	case <-done:
+	case _, ok := <-zr:
+		return 2, recvErr(ok), true
+	case zs <- struct{}{}:
+		return 2, nil, true
+	}
+	return -1, nil, true
+}
 
 // recvErr is a receive's error: ErrClosed when the channel was closed.
 func recvErr(ok bool) error {
@@ -278,11 +242,11 @@ func (s *Selector) sleepChans(done <-chan struct{}) (int, error) {
 		return -1, nil
 	case native && sized >= 0 && sized2 < 0 && nz <= 1:
 		zr, zs := s.zeroChan(zeros[0])
-		k, err := s.chanCases[sized].sleepWith(s.wake, done, zr, zs)
+		k, err, _ := s.chanCases[sized].sleepPair(nil, s.wake, done, zr, zs)
 		switch k {
 		case 0:
 			return s.chans[sized], err
-		case 1:
+		case 2:
 			return s.chans[zeros[0]], err
 		}
 		return -1, nil
