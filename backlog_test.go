@@ -6,7 +6,7 @@ package knit
 // and the fuzz model.
 func init() {
 	ringKinds = append(ringKinds, ringKind{
-		name: "Backlog", multiProducer: true, multiConsumer: true, unbounded: true, relaxedBells: true,
+		name: "Backlog", multiProducer: true, multiConsumer: true, unbounded: true,
 		newInt:         func(_ int, park ...Park) Queue[int] { return NewBacklog[int](park...) },
 		newPtr:         func(int) Queue[*int] { return NewBacklog[*int]() },
 		slotsAreZeroed: func(q Queue[*int]) bool { return mailboxSlotsZero(&q.(*Backlog[*int]).m) },

@@ -5,6 +5,7 @@ import (
 	"sync/atomic"
 
 	"github.com/knit-go/knit/internal/emul"
+	"github.com/knit-go/knit/internal/ringmode"
 )
 
 // # Publication and the doorbell
@@ -98,6 +99,19 @@ type ringBell struct {
 	Event
 	mode     atomic.Uint32 // modeFenced, modeSwitching or modeRelaxed
 	lastPark atomic.Uint64 // the index a waiter re-checked when it last parked: a hint for going relaxed
+	fixed    bool          // never relaxes (internal/ringmode); set before the ring is shared
+}
+
+func init() {
+	ringmode.SetKeepFenced(func(ring any) bool {
+		r, ok := ring.(interface{ bellsOf() *ringBells })
+		if !ok {
+			return false
+		}
+		b := r.bellsOf()
+		b.notEmpty.fixed, b.notFull.fixed = true, true
+		return true
+	})
 }
 
 // publish stores v at p for the waiters of the bell whose mode is mode,
@@ -180,7 +194,7 @@ func relaxBits(from, to uint64) uint64 {
 // gone by since a waiter last parked, and the asymmetric barrier that
 // taking it back needs is available.
 func (b *ringBell) maybeRelax(pos uint64) {
-	if b.mode.Load() == modeFenced && int64(pos-b.lastPark.Load()) > relaxAfter && asymBarrierReady() &&
+	if !b.fixed && b.mode.Load() == modeFenced && int64(pos-b.lastPark.Load()) > relaxAfter && asymBarrierReady() &&
 		b.mode.CompareAndSwap(modeFenced, modeRelaxed) {
 		bellRelaxes.Add(1)
 	}

@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/knit-go/knit/internal/emul"
+	"github.com/knit-go/knit/internal/relstore"
+	"github.com/knit-go/knit/internal/ringmode"
 )
 
 // Litmus tests: the two orderings the rings and the doorbell rely on,
@@ -393,18 +395,16 @@ func TestLitmusSBDoorbell(t *testing.T) {
 
 // sbRings are the rings whose doorbell TestLitmusSBRing runs, each as its
 // ringOps: the single attempts (push publishes and rings notEmpty) and
-// the bells. relaxes: the ring's bells go relaxed (SPSC and Words; the
-// multi-sided rings' never do, see seqring.go).
+// the bells; every ring's bells relax where bells have modes.
 var sbRings = []struct {
-	name    string
-	relaxes bool
-	make    func() ringOps[uint64]
+	name string
+	make func() ringOps[uint64]
 }{
-	{"SPSC", true, func() ringOps[uint64] { return NewSPSC[uint64](1) }},
-	{"Words", true, func() ringOps[uint64] { return NewWords(1) }},
-	{"MPSC", false, func() ringOps[uint64] { return NewMPSC[uint64](1).popOps() }},
-	{"SPMC", false, func() ringOps[uint64] { return NewSPMC[uint64](1).popOps() }},
-	{"MPMC", false, func() ringOps[uint64] { return NewMPMC[uint64](1).popOps() }},
+	{"SPSC", func() ringOps[uint64] { return NewSPSC[uint64](1) }},
+	{"Words", func() ringOps[uint64] { return NewWords(1) }},
+	{"MPSC", func() ringOps[uint64] { return NewMPSC[uint64](1).popOps() }},
+	{"SPMC", func() ringOps[uint64] { return NewSPMC[uint64](1).popOps() }},
+	{"MPMC", func() ringOps[uint64] { return NewMPMC[uint64](1).popOps() }},
 }
 
 // TestLitmusSBRing is the lost-wakeup shape over a ring's own publish and
@@ -419,16 +419,12 @@ var sbRings = []struct {
 // iteration, as a ring that streamed 4096 positions without a waiter
 // would be, so the producer publishes with a plain MOV and the consumer
 // must take the bell back with the asymmetric barrier: the path of the
-// argument in ring.go that x86 depends on. It runs for the rings whose
-// bells relax, where bells have modes (amd64) and membarrier(2) is
-// available.
+// argument in bell.go that x86 depends on. It runs where bells have
+// modes (amd64) and membarrier(2) is available.
 func TestLitmusSBRing(t *testing.T) {
 	litmusNeedsCPUs(t)
 	for _, relaxed := range []bool{false, true} {
 		for _, k := range sbRings {
-			if relaxed && !k.relaxes {
-				continue
-			}
 			name := k.name
 			if relaxed {
 				name += "/relaxed"
@@ -503,6 +499,86 @@ func TestLitmusSBRing(t *testing.T) {
 				}
 			})
 		}
+	}
+}
+
+// TestLitmusSBOwnEvent is the lost-wakeup shape of code that waits for a
+// ring through an Event of its own, as the pool's workers do: the producer
+// pushes and Notifies its Event; the consumer Prepares on that Event and
+// re-checks with a pop. Forbidden: the re-check found the ring empty and
+// Notify saw no waiter. In "fence" the ring's bell is relaxed before each
+// iteration, as a ring nobody waits on through its own calls soon is, so
+// the push publishes with a plain MOV and only the producer's fence
+// (relstore.Fence) orders it before Notify's load; in "kept" the ring is
+// kept fenced (internal/ringmode, as the pool's queues are) and the
+// producer does not fence.
+func TestLitmusSBOwnEvent(t *testing.T) {
+	litmusNeedsCPUs(t)
+	for _, kept := range []bool{false, true} {
+		for _, k := range sbRings {
+			name := k.name + "/fence"
+			if kept {
+				name = k.name + "/kept"
+			}
+			t.Run(name, func(t *testing.T) { litmusOwnEvent(t, k.make(), kept) })
+		}
+	}
+}
+
+func litmusOwnEvent(t *testing.T, r ringOps[uint64], kept bool) {
+	c := litmusIters(t, 100_000)
+	b := &r.bellsOf().notEmpty
+	if kept && !ringmode.KeepFenced(r) {
+		t.Fatalf("ringmode.KeepFenced(%T) = false", r)
+	}
+	var e Event
+	var tk Ticket
+	var v uint64
+	var st, pushed status
+	ran, got, first := runLitmus(t, c, litmusShape{
+		setup: func(uint64) {
+			if relaxedPublish && !kept {
+				b.mode.Store(modeRelaxed)
+			}
+		},
+		a: func(i uint64) {
+			pushed = r.push(i)
+			if !kept {
+				relstore.Fence()
+			}
+			emul.StoreLoadFence()
+			e.Notify(1)
+		},
+		b: func(i uint64) { tk = e.Prepare(); v, st = r.pop() },
+		check: func(i uint64) (string, int) {
+			if pushed != stOK {
+				return fmt.Sprintf("push into an empty ring returned status %d", pushed), 0
+			}
+			moved := e.seq.Load() != uint32(tk)
+			e.Cancel(tk)
+			var msg string
+			switch {
+			case st == stEmpty && !moved:
+				msg = "the re-check found the ring empty and Notify saw no waiter"
+			case st == stOK && v != i:
+				msg = fmt.Sprintf("popped %d, want %d", v, i)
+			case st != stOK && st != stEmpty:
+				msg = fmt.Sprintf("pop returned status %d", st)
+			}
+			if st == stOK {
+				return msg, litmusA
+			}
+			if v, st = r.pop(); st != stOK || v != i {
+				msg += fmt.Sprintf("; the item after the push: %d (status %d), want %d", v, st, i)
+			}
+			return msg, litmusB
+		},
+	})
+	t.Logf("%d iterations", ran)
+	litmusFail(t, "lost wakeups", got, ran, first)
+	checkEventIdle(t, &e)
+	if kept && b.mode.Load() != modeFenced {
+		t.Errorf("a ring kept fenced has bell mode %d", b.mode.Load())
 	}
 }
 

@@ -17,7 +17,7 @@ import (
 // on it, skipping the steps that need a full ring.
 func init() {
 	ringKinds = append(ringKinds, ringKind{
-		name: "Mailbox", multiProducer: true, unbounded: true, relaxedBells: true,
+		name: "Mailbox", multiProducer: true, unbounded: true,
 		newInt:         func(_ int, park ...Park) Queue[int] { return NewMailbox[int](park...) },
 		newPtr:         func(int) Queue[*int] { return NewMailbox[*int]() },
 		slotsAreZeroed: func(q Queue[*int]) bool { return mailboxSlotsZero(q.(*Mailbox[*int])) },

@@ -4,9 +4,10 @@ package knit
 // side: the grid's calls are seqRing's, written once, and each type only
 // says which sides several goroutines may share.
 //
-// Every publish is a sync/atomic store (XCHG on amd64, STLR on arm64),
-// ordered before any load that follows it, so code may wait for these
-// rings through an Event of its own: TryPush, then Notify.
+// Like every ring, they publish with a release store once nobody has
+// waited through their own calls for a while (bell.go), so wait for them
+// with their blocking calls or Select: an Event of your own, rung after a
+// TryPush, can miss the push (seqring.go, pushed).
 
 // MPSC is a bounded multi-producer single-consumer ring: any number of
 // goroutines push, one pops; it has both sides of the grid ([Queue]).

@@ -29,5 +29,5 @@ func storeRel(p *atomic.Uint64, v uint64) { relstore.Store(p, v) }
 func publishRelaxed(p *atomic.Uint64, v uint64, mode *atomic.Uint32)
 
 // storeLoadFence orders every earlier store before every later load
-// (LOCK OR on the stack, which Linux's smp_mb uses as cheaper than MFENCE).
-func storeLoadFence()
+// (relstore.Fence: LOCK OR on the stack).
+func storeLoadFence() { relstore.Fence() }

@@ -305,10 +305,3 @@ TEXT ·publishRelaxed(SB), NOSPLIT, $0-24
 
 done:
 	RET
-
-// func storeLoadFence()
-// A locked instruction drains the store buffer before any later load.
-TEXT ·storeLoadFence(SB), NOSPLIT, $0-0
-	LOCK
-	ORL $0, (SP)
-	RET

@@ -15,7 +15,8 @@ import (
 	"unsafe"
 
 	"github.com/knit-go/knit/internal/emul"
-
+	"github.com/knit-go/knit/internal/relstore"
+	"github.com/knit-go/knit/internal/ringmode"
 	"github.com/knit-go/knit/internal/spinpolicy"
 )
 
@@ -323,7 +324,10 @@ func TestRingParkSpin(t *testing.T) {
 // between them long enough for the consumer to park, so every burst takes
 // the doorbell from fenced to relaxed and every park takes it back with
 // the asymmetric barrier, with publishes racing the switch; every item
-// must arrive, in order, and no park may sleep through its item.
+// must arrive, in order, and no park may sleep through its item. After
+// each burst's first item the consumer holds off until relaxAfter and a
+// little more have been pushed: a consumer that keeps up parks every few
+// items, and each park keeps the bell fenced.
 func TestRingBellModes(t *testing.T) {
 	if !relaxedPublish {
 		t.Skip("sync/atomic publication in this build: no bell modes")
@@ -342,21 +346,23 @@ func TestRingBellModes(t *testing.T) {
 		bursts = 40
 	}
 	for _, k := range ringKinds {
-		if k.multiConsumer {
-			continue // order is per consumer; the stress tests cover them
+		if k.name == "Backlog" {
+			continue // its bells are its Mailbox's, which has a row of its own
 		}
-		// The multi-sided rings never relax: their publishes stay
-		// sync/atomic stores, which an Event of the caller's may rely on.
-		relaxing := !k.multiProducer || k.relaxedBells
 		t.Run(k.name, func(t *testing.T) {
 			relaxes, switches := bellRelaxes.Load(), bellSwitches.Load()
-			q := k.newInt(4096, Park{Spin: NoSpin})
+			q := k.newInt(2*relaxAfter, Park{Spin: NoSpin})
+			ahead := relaxAfter + 2*relaxCheck // pushed before the consumer starts a burst
+			gate := make(chan struct{}, 1)
 			var wg sync.WaitGroup
 			wg.Add(1)
 			errc := make(chan error, 1)
 			go func() {
 				defer wg.Done()
 				for want := 0; ; want++ {
+					if want%burst == 1 {
+						<-gate // parked for the burst's first item; now hold off
+					}
 					v, err := q.Pop(context.Background())
 					if errors.Is(err, ErrClosed) && want == bursts*burst {
 						errc <- nil
@@ -370,7 +376,10 @@ func TestRingBellModes(t *testing.T) {
 			}()
 			next := 0
 			for range bursts {
-				for range burst {
+				for i := range burst {
+					if i == ahead {
+						gate <- struct{}{}
+					}
 					if err := q.Push(context.Background(), next); err != nil {
 						t.Fatal(err)
 					}
@@ -385,12 +394,6 @@ func TestRingBellModes(t *testing.T) {
 			}
 			r, s := bellRelaxes.Load()-relaxes, bellSwitches.Load()-switches
 			t.Logf("%d bursts: %d bells relaxed, %d switched back", bursts, r, s)
-			if !relaxing {
-				if r != 0 {
-					t.Errorf("%d bells relaxed on a multi-sided ring", r)
-				}
-				return
-			}
 			if r < uint64(bursts)/2 || s < uint64(bursts)/2 {
 				t.Errorf("%d bursts relaxed the bells %d times and switched them back %d times; the test did not exercise the modes", bursts, r, s)
 			}
@@ -506,11 +509,15 @@ func TestHoldsPointers(t *testing.T) {
 	}
 }
 
-// TestRingExternalEvent bounces an item through two multi-sided rings
-// with the caller's own Events as doorbells, the way the pool waits for
-// its MPMC queues: TryPush then Notify on one side, Prepare then a TryPop
-// re-check then Wait on the other. That protocol needs every publish to
-// be ordered before the Notify's load of the waiter count; a lost wakeup
+// TestRingExternalEvent bounces an item through two rings with the
+// caller's own Events as doorbells, the way the pool waits for its MPMC
+// queues: TryPush, then Notify on one side, Prepare then a TryPop re-check
+// then Wait on the other. That needs the publish ordered before the
+// Notify's load of the waiter count. A ring's publish is a release store
+// once its own bells have relaxed, which they do here (nobody waits
+// through them): in the "fence" variant the publisher fences after its
+// TryPush; in "kept" the rings are kept fenced (internal/ringmode, as the
+// pool's queues are) and the publisher does not fence. A lost wakeup
 // shows as a Wait that times out.
 func TestRingExternalEvent(t *testing.T) {
 	trips := 200_000
@@ -518,69 +525,143 @@ func TestRingExternalEvent(t *testing.T) {
 		trips = 20_000
 	}
 	defer watchdog(t, 120*time.Second)()
-	for _, k := range ringKinds {
-		if !k.multiProducer && !k.multiConsumer || k.relaxedBells {
-			continue // SPSC rings and Mailbox are waited for with their own Pop
+	for _, kept := range []bool{false, true} {
+		for _, k := range ringKinds {
+			name := k.name + "/fence"
+			if kept {
+				name = k.name + "/kept"
+			}
+			t.Run(name, func(t *testing.T) { externalEventTrips(t, k, kept, trips) })
 		}
+	}
+}
+
+func externalEventTrips(t *testing.T, k ringKind, kept bool, trips int) {
+	req, rep := k.newInt(8), k.newInt(8)
+	if kept {
+		keepFenced(t, req)
+		keepFenced(t, rep)
+	}
+	var reqEv, repEv Event
+	send := func(q Queue[int], ev *Event, v int) {
+		for q.TryPush(v) != nil {
+			runtime.Gosched()
+		}
+		if !kept {
+			relstore.Fence()
+		}
+		emul.StoreLoadFence()
+		ev.Notify(1)
+	}
+	take := func(q Queue[int], ev *Event, seed *uint32) (int, error) {
+		*seed = *seed*1664525 + 1013904223
+		for range *seed >> 25 {
+			if v, err := q.TryPop(); err == nil {
+				return v, nil
+			}
+		}
+		for {
+			tk := ev.Prepare()
+			if v, err := q.TryPop(); err == nil {
+				ev.Cancel(tk)
+				return v, nil
+			}
+			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+			err := ev.Wait(ctx, tk, Park{Spin: NoSpin})
+			cancel()
+			if err != nil {
+				return 0, err
+			}
+			if v, err := q.TryPop(); err == nil {
+				return v, nil
+			}
+		}
+	}
+	errc := make(chan error, 1)
+	go func() {
+		seed := uint32(2)
+		for range trips {
+			v, err := take(req, &reqEv, &seed)
+			if err != nil {
+				errc <- fmt.Errorf("partner: %w (lost wakeup?)", err)
+				return
+			}
+			send(rep, &repEv, v+1)
+		}
+		errc <- nil
+	}()
+	seed := uint32(1)
+	for i := range trips {
+		send(req, &reqEv, i)
+		v, err := take(rep, &repEv, &seed)
+		if err != nil {
+			t.Fatalf("trip %d: %v (lost wakeup?)", i, err)
+		}
+		if v != i+1 {
+			t.Fatalf("trip %d: got %d", i, v)
+		}
+	}
+	if err := <-errc; err != nil {
+		t.Fatal(err)
+	}
+	if kept {
+		for _, q := range []Queue[int]{req, rep} {
+			if b := bellsOfRing(q); b.notEmpty.mode.Load() != modeFenced || b.notFull.mode.Load() != modeFenced {
+				t.Errorf("a ring kept fenced has bell modes %d and %d", b.notEmpty.mode.Load(), b.notFull.mode.Load())
+			}
+		}
+	}
+}
+
+// keepFenced keeps q's bells fenced through internal/ringmode, as the pool
+// does with its queues. It goes by the ring behind q's push side: an SPSC
+// or a Broadcast here is its two ends joined, and Words an adapter.
+func keepFenced(t *testing.T, q Queue[int]) {
+	t.Helper()
+	ring := any(q.(interface{ pushOps() ringOps[int] }).pushOps())
+	if !ringmode.KeepFenced(ring) {
+		t.Fatalf("ringmode.KeepFenced(%T) = false", ring)
+	}
+}
+
+// TestKeepFenced checks internal/ringmode's hook: every ring type a
+// constructor returns is accepted, anything else refused, and a kept
+// ring's bells stay fenced through a stream of four times relaxAfter with
+// nobody waiting, where an untouched ring's bells relax.
+func TestKeepFenced(t *testing.T) {
+	if ringmode.KeepFenced(new(Event)) || ringmode.KeepFenced(nil) || ringmode.KeepFenced(make(chan int)) {
+		t.Fatal("KeepFenced accepted something that is not a ring")
+	}
+	for _, ring := range []any{
+		NewSPSC[int](8), NewMPSC[int](8), NewSPMC[int](8), NewMPMC[int](8),
+		NewWords(8), NewMailbox[int](), NewBacklog[int](), NewBroadcast[int](8),
+	} {
+		if !ringmode.KeepFenced(ring) {
+			t.Errorf("KeepFenced(%T) = false", ring)
+		}
+	}
+	if !relaxedPublish || !waitAsymBarrier() {
+		t.Skip("bells have no modes in this build, or no membarrier here")
+	}
+	for _, k := range ringKinds {
 		t.Run(k.name, func(t *testing.T) {
-			req, rep := k.newInt(8), k.newInt(8)
-			var reqEv, repEv Event
-			send := func(q Queue[int], ev *Event, v int) {
-				for q.TryPush(v) != nil {
-					runtime.Gosched()
+			for _, kept := range []bool{false, true} {
+				q := k.newInt(64)
+				if kept {
+					keepFenced(t, q)
 				}
-				ev.Notify(1)
-			}
-			take := func(q Queue[int], ev *Event, seed *uint32) (int, error) {
-				*seed = *seed*1664525 + 1013904223
-				for range *seed >> 25 {
-					if v, err := q.TryPop(); err == nil {
-						return v, nil
+				for i := range 4 * relaxAfter {
+					if err := q.TryPush(i); err != nil {
+						t.Fatal(err)
+					}
+					if v, err := q.TryPop(); err != nil || v != i {
+						t.Fatalf("TryPop = %d, %v; want %d", v, err, i)
 					}
 				}
-				for {
-					tk := ev.Prepare()
-					if v, err := q.TryPop(); err == nil {
-						ev.Cancel(tk)
-						return v, nil
-					}
-					ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
-					err := ev.Wait(ctx, tk, Park{Spin: NoSpin})
-					cancel()
-					if err != nil {
-						return 0, err
-					}
-					if v, err := q.TryPop(); err == nil {
-						return v, nil
-					}
+				b := bellsOfRing(q)
+				if fenced := b.notEmpty.mode.Load() == modeFenced; fenced != kept {
+					t.Errorf("kept %v: after %d items the producers' bell has mode %d", kept, 4*relaxAfter, b.notEmpty.mode.Load())
 				}
-			}
-			errc := make(chan error, 1)
-			go func() {
-				seed := uint32(2)
-				for range trips {
-					v, err := take(req, &reqEv, &seed)
-					if err != nil {
-						errc <- fmt.Errorf("partner: %w (lost wakeup?)", err)
-						return
-					}
-					send(rep, &repEv, v+1)
-				}
-				errc <- nil
-			}()
-			seed := uint32(1)
-			for i := range trips {
-				send(req, &reqEv, i)
-				v, err := take(rep, &repEv, &seed)
-				if err != nil {
-					t.Fatalf("trip %d: %v (lost wakeup?)", i, err)
-				}
-				if v != i+1 {
-					t.Fatalf("trip %d: got %d", i, v)
-				}
-			}
-			if err := <-errc; err != nil {
-				t.Fatal(err)
 			}
 		})
 	}

@@ -22,11 +22,7 @@ type ringKind struct {
 	multiConsumer bool
 	// unbounded: a push never finds the ring full (Mailbox); the tests
 	// that need a full ring skip those steps, and Cap is math.MaxInt.
-	unbounded bool
-	// relaxedBells: a multi-producer ring whose doorbell goes relaxed
-	// (Mailbox), so it must be waited for with its own calls, not an
-	// outside Event.
-	relaxedBells   bool
+	unbounded      bool
 	newInt         func(n int, park ...Park) Queue[int]
 	newPtr         func(n int) Queue[*int]
 	slotsAreZeroed func(q Queue[*int]) bool

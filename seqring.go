@@ -61,7 +61,7 @@ type seqRing[T any] struct {
 	side sideGuard
 
 	// closed is 1 from just before Close sets the closed bit: a copy of
-	// that bit on this read-mostly line, written once, for pushedN to read
+	// that bit on this read-mostly line, written once, for pushed to read
 	// after every push and emptyStatus after every pop that found nothing.
 	// Reading tail there instead cost a cache miss each under contention:
 	// the producers' CASes keep taking tail's line.
@@ -142,46 +142,49 @@ func (r *seqRing[T]) pop() (v T, st status) {
 
 func (r *seqRing[T]) pushFrom(v *T) status {
 	var st status
+	var pos uint64
 	if r.singleProducer {
 		if checkEnds {
 			r.side.enter("SPMC", "producer")
 			defer r.side.leave()
 		}
-		st = r.pushSingle(v)
+		st, pos = r.pushSingle(v)
 	} else {
-		st = r.pushMulti(v)
+		st, pos = r.pushMulti(v)
 	}
 	if st == stOK {
-		r.pushedN(1)
+		r.pushed(pos, pos+1)
 	}
 	return st
 }
 
 func (r *seqRing[T]) popTo(v *T) status {
 	var st status
+	var pos uint64
 	if r.singleConsumer {
 		if checkEnds {
 			r.side.enter("MPSC", "consumer")
 			defer r.side.leave()
 		}
-		st = r.popSingle(v)
+		st, pos = r.popSingle(v)
 	} else {
-		st = r.popMulti(v)
+		st, pos = r.popMulti(v)
 	}
 	if st == stOK {
-		r.poppedN(1)
+		r.popped(pos, pos+1)
 	}
 	return st
 }
 
 // pushMulti claims the tail by CAS. A failed CAS means another producer
-// claimed the position (move on) or Close set the bit (stop).
-func (r *seqRing[T]) pushMulti(v *T) status {
+// claimed the position (move on) or Close set the bit (stop). On success
+// it returns the position it filled, for the bell.
+func (r *seqRing[T]) pushMulti(v *T) (status, uint64) {
 	var bo Backoff
 	pos := r.tail.Load()
 	for {
 		if pos&closedBit != 0 {
-			return stClosed
+			return stClosed, 0
 		}
 		s := r.slot(pos)
 		// Acquire: pairs with the release store of the consumer that
@@ -189,21 +192,21 @@ func (r *seqRing[T]) pushMulti(v *T) status {
 		switch d := int64(s.seq.Load() - r.lap(pos)); {
 		case d == 0:
 			if !r.admits(pos) {
-				return stFull
+				return stFull, 0
 			}
 			if r.tail.CompareAndSwap(pos, pos+1) {
 				s.val = *v
 				// Release: pairs with the consumers' acquire load of
 				// seq; the item is written before it on both arches.
 				publish(&s.seq, r.lap(pos)+1, &r.bells.notEmpty.mode)
-				return stOK
+				return stOK, pos
 			}
 			if seqBackoff {
 				bo.Spin()
 			}
 		case d < 0:
 			// The slot still holds the item of pos-cap: full.
-			return stFull
+			return stFull, 0
 		}
 		pos = r.tail.Load()
 	}
@@ -212,16 +215,16 @@ func (r *seqRing[T]) pushMulti(v *T) status {
 // pushSingle is the one producer's push: no CAS, since nobody else moves
 // tail. Close is the producer's too, so the closed bit cannot appear
 // between the load of tail and the store.
-func (r *seqRing[T]) pushSingle(v *T) status {
+func (r *seqRing[T]) pushSingle(v *T) (status, uint64) {
 	pos := r.tail.Load() // our own store
 	if pos&closedBit != 0 {
-		return stClosed
+		return stClosed, 0
 	}
 	s := r.slot(pos)
 	// Acquire: pairs with the release store of the consumer that freed
 	// the slot. Anything but "free" is the item of pos-cap, still held.
 	if s.seq.Load() != r.lap(pos) || !r.admits(pos) {
-		return stFull
+		return stFull, 0
 	}
 	s.val = *v
 	// Release: pairs with the consumers' acquire load of seq.
@@ -230,11 +233,11 @@ func (r *seqRing[T]) pushSingle(v *T) status {
 	// drained from empty; it follows the sequence, so a consumer that
 	// sees the final tail sees every item below it.
 	publish(&r.tail, pos+1, &r.bells.notEmpty.mode)
-	return stOK
+	return stOK, pos
 }
 
-// popMulti claims the head by CAS.
-func (r *seqRing[T]) popMulti(dst *T) status {
+// popMulti claims the head by CAS and returns the position it took.
+func (r *seqRing[T]) popMulti(dst *T) (status, uint64) {
 	var zero T
 	var bo Backoff
 	pos := r.head.Load()
@@ -253,13 +256,13 @@ func (r *seqRing[T]) popMulti(dst *T) status {
 				// (no load passes a later store on amd64 or an STLR on
 				// arm64).
 				publish(&s.seq, r.lap(pos)+2*(r.mask+1), &r.bells.notFull.mode)
-				return stOK
+				return stOK, pos
 			}
 			if seqBackoff {
 				bo.Spin()
 			}
 		case d < 0:
-			return r.emptyStatus(pos)
+			return r.emptyStatus(pos), 0
 		}
 		pos = r.head.Load()
 	}
@@ -267,12 +270,12 @@ func (r *seqRing[T]) popMulti(dst *T) status {
 
 // popSingle is the one consumer's pop: head is stored, not CASed, since
 // nobody else moves it.
-func (r *seqRing[T]) popSingle(dst *T) status {
+func (r *seqRing[T]) popSingle(dst *T) (status, uint64) {
 	var zero T
 	pos := r.head.Load() // our own store
 	s := r.slot(pos)
 	if s.seq.Load() != r.lap(pos)+1 { // acquire, as in popMulti
-		return r.emptyStatus(pos)
+		return r.emptyStatus(pos), 0
 	}
 	*dst = s.val
 	if r.clearSlots {
@@ -280,7 +283,7 @@ func (r *seqRing[T]) popSingle(dst *T) status {
 	}
 	storeRel(&s.seq, r.lap(pos)+2*(r.mask+1))      // release, as in popMulti
 	publish(&r.head, pos+1, &r.bells.notFull.mode) // for Len; fences after both
-	return stOK
+	return stOK, pos
 }
 
 // emptyStatus tells "nothing ready" from "drained". Once the closed bit is
@@ -308,13 +311,14 @@ func (r *seqRing[T]) emptyStatus(pos uint64) status {
 // pushBatch claims the longest free prefix of len(vs) positions, with one
 // CAS when there are several producers. A slot free for its position
 // stays free until that position is claimed, so checking the slots before
-// the claim is enough.
-func (r *seqRing[T]) pushBatch(vs []T) int {
+// the claim is enough. It returns how many it pushed and the first
+// position they took.
+func (r *seqRing[T]) pushBatch(vs []T) (int, uint64) {
 	var bo Backoff
 	for {
 		pos := r.tail.Load()
 		if pos&closedBit != 0 || len(vs) == 0 {
-			return 0
+			return 0, 0
 		}
 		n := uint64(0)
 		for n < uint64(len(vs)) && n <= r.last && r.slot(pos+n).seq.Load() == r.lap(pos+n) && r.admits(pos+n) {
@@ -326,7 +330,7 @@ func (r *seqRing[T]) pushBatch(vs []T) int {
 			if !r.singleProducer && int64(r.slot(pos).seq.Load()-r.lap(pos)) > 0 {
 				continue
 			}
-			return 0
+			return 0, 0
 		}
 		if !r.singleProducer && !r.tail.CompareAndSwap(pos, pos+n) {
 			if seqBackoff {
@@ -346,13 +350,14 @@ func (r *seqRing[T]) pushBatch(vs []T) int {
 		if r.singleProducer {
 			publish(&r.tail, pos+n, &r.bells.notEmpty.mode)
 		}
-		return int(n)
+		return int(n), pos
 	}
 }
 
 // popBatch claims the longest ready prefix of len(dst) positions, with one
-// CAS when there are several consumers.
-func (r *seqRing[T]) popBatch(dst []T) int {
+// CAS when there are several consumers; it returns the count and the
+// first position, as pushBatch does.
+func (r *seqRing[T]) popBatch(dst []T) (int, uint64) {
 	var zero T
 	var bo Backoff
 	for {
@@ -367,7 +372,7 @@ func (r *seqRing[T]) popBatch(dst []T) int {
 			if !r.singleConsumer && int64(r.slot(pos).seq.Load()-(r.lap(pos)+1)) > 0 {
 				continue
 			}
-			return 0
+			return 0, 0
 		}
 		if !r.singleConsumer && !r.head.CompareAndSwap(pos, pos+n) {
 			if seqBackoff {
@@ -390,44 +395,54 @@ func (r *seqRing[T]) popBatch(dst []T) int {
 		if r.singleConsumer {
 			publish(&r.head, pos+n, &r.bells.notFull.mode)
 		}
-		return int(n)
+		return int(n), pos
 	}
 }
 
-// pushedN rings notEmpty after n items were published. A producer claims
-// its position before Close and may publish after it; consumers that
-// already saw "closed, but an item is still in flight" sleep waiting for
-// exactly that publish, and any of them may be the one that must then
-// report drained. So a publish on a closed ring wakes them all; on an
-// open ring one per item, and the Close itself rang everyone once.
+// pushed rings notEmpty after positions (from, to] were published, and
+// popped rings notFull after they were freed: the doorbell sequence of
+// bell.go, so these bells go relaxed once no waiter has registered for a
+// while, and a publish is then a release store (MOV on amd64) rather than
+// an XCHG, which drains the store buffer, the item's own lines included
+// (BENCHMARKS.md, "Rings: relaxed bells on the multi-sided rings"). Code
+// that waits for these rings through an Event of its own must therefore
+// fence between its TryPush and its Notify (relstore.Fence), or keep the
+// ring fenced (internal/ringmode), as the pool does; the rings' own calls
+// and Select need nothing.
 //
-// The bells of these rings never go relaxed (no maybeRelax here), so
-// every publish is a sync/atomic Store and is ordered before any later
-// load: code that waits for a multi-sided ring through an Event of its
-// own, re-checking with TryPop after Prepare as the pool's workers do,
-// relies on that. Relaxed bells would buy these rings little under
-// contention, where the cost is the slot's line moving between cores, not
-// the fence (BENCHMARKS.md, "Rings: relaxed bells on the multi-sided rings").
-//
-// A push that completes after Close must wake every consumer, not one:
-// Close's own NotifyAll may have come between this push's claim and its
-// publish, and the consumers it woke then found the item not yet written
-// and slept again. pushedN reads closed after its publish (a sync/atomic
-// store here), Close stores it before its NotifyAll: in their single
-// order either this load sees the flag, or Close's NotifyAll comes after
-// the publish and the consumers it wakes find the item. (A flag seen
-// before the bit is set only costs a NotifyAll.)
-func (r *seqRing[T]) pushedN(n int) {
+// A producer claims its position before Close and may publish after it;
+// consumers that already saw "closed, but an item is still in flight"
+// sleep waiting for exactly that publish, and any of them may be the one
+// that must then report drained. So a publish on a closed ring wakes them
+// all; on an open ring one per item, and the Close itself rang everyone
+// once. pushed reads closed after its publish and after the publish's
+// second look at the bell's mode (P1 in bell.go); Close stores closed
+// before its NotifyAll. A consumer asleep after that NotifyAll registered
+// after it, on a bell it made fenced. If this publish saw the bell fenced,
+// its store and this load are ordered (XCHG, or MOV and a fence), and in
+// the single order of locked operations either the load sees the flag or
+// the store came before Close's NotifyAll and the woken consumers found
+// the item. If it saw the bell relaxed, it saw it before the consumer's
+// switch, whose barrier then made the item visible to the consumer's
+// re-check; or after a reset that followed the consumer's registration,
+// which followed Close, so the load of closed, after that look, sees the
+// flag. (A flag seen before the bit is set only costs a NotifyAll.)
+func (r *seqRing[T]) pushed(from, to uint64) {
 	b := &r.bells.notEmpty
 	if r.closed.Load() != 0 {
 		b.NotifyAll()
 		return
 	}
-	b.Notify(n)
+	if b.pending(from, to) {
+		b.ring(from, to)
+	}
 }
 
-// poppedN rings notFull after n slots were freed.
-func (r *seqRing[T]) poppedN(n int) { r.bells.notFull.Notify(n) }
+func (r *seqRing[T]) popped(from, to uint64) {
+	if b := &r.bells.notFull; b.pending(from, to) {
+		b.ring(from, to)
+	}
+}
 
 func (r *seqRing[T]) indices() (tail, head uint64) { return r.tail.Load(), r.head.Load() }
 
@@ -525,9 +540,9 @@ func (r *seqRing[T]) pushN(vs []T) int {
 		r.side.enter("SPMC", "producer")
 		defer r.side.leave()
 	}
-	n := r.pushBatch(vs)
+	n, pos := r.pushBatch(vs)
 	if n > 0 {
-		r.pushedN(n)
+		r.pushed(pos, pos+uint64(n))
 	}
 	return n
 }
@@ -537,9 +552,9 @@ func (r *seqRing[T]) popN(dst []T) int {
 		r.side.enter("MPSC", "consumer")
 		defer r.side.leave()
 	}
-	n := r.popBatch(dst)
+	n, pos := r.popBatch(dst)
 	if n > 0 {
-		r.poppedN(n)
+		r.popped(pos, pos+uint64(n))
 	}
 	return n
 }
@@ -553,7 +568,7 @@ func (r *seqRing[T]) close() {
 		r.side.closing("SPMC")
 		defer r.side.leave()
 	}
-	r.closed.Store(1) // before the bit: see pushedN and emptyStatus
+	r.closed.Store(1) // before the bit: see pushed and emptyStatus
 	if r.singleProducer {
 		t := r.tail.Load()
 		if t&closedBit != 0 {

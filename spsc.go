@@ -23,7 +23,7 @@ import (
 // side has just touched unless its cache of the other's index runs out.
 // Wait for an SPSC ring with its ends' calls or with Select (PopCase,
 // PushCase): a TryPush is not a sync/atomic store, so an Event of your
-// own cannot watch it (the multi-sided rings' can).
+// own cannot watch it.
 //
 // Close belongs to the producer: call it from the goroutine that pushes,
 // or after that goroutine's last call, as a channel is closed by its

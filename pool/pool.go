@@ -11,6 +11,7 @@ import (
 
 	"github.com/knit-go/knit"
 	"github.com/knit-go/knit/internal/relstore"
+	"github.com/knit-go/knit/internal/ringmode"
 )
 
 // job is what the queues carry: a Go task (goFunc) or a Call (*slot). Both
@@ -161,7 +162,9 @@ func newQueue(qs int) (q *knit.MPMC[job]) {
 			panic(fmt.Sprintf("pool: New: Config.QueueSize %d: %v", qs, v))
 		}
 	}()
-	return knit.NewMPMC[job](qs)
+	q = knit.NewMPMC[job](qs)
+	ringmode.KeepFenced(q) // the workers wait on doorbells of their own: see sleepers.go
+	return q
 }
 
 // waitPark is how every wait on a result, a group or room in the queues

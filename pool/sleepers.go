@@ -19,7 +19,11 @@ import (
 // the Event's register-then-recheck, with the bit as the registration:
 // the worker sets its bit, then re-checks the queues; the publisher
 // pushes, then loads the bits (the argument is beside knit.Event's
-// notify, "Why no wakeup is lost"). (2) Bits are cleared only by claims,
+// notify, "Why no wakeup is lost"). It needs the push ordered before that
+// load: the queues are kept fenced (newQueue, internal/ringmode), so every
+// publish is a sync/atomic store; a relaxed ring's plain store would need
+// a fence after it, which costs more than the XCHG (BENCHMARKS.md, "Rings:
+// relaxed bells on the multi-sided rings"). (2) Bits are cleared only by claims,
 // never by their owner, and a claim rings its owner's own doorbell: if
 // the owner is registered there, between its Prepare and the end of its
 // Wait, the Wait returns; if not, it sets its bit again before it next

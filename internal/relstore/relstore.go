@@ -15,5 +15,6 @@
 // be satisfied before the store is visible (amd64's store buffer). Use it
 // where nothing depends on that order: a word one goroutine owns and
 // others only read (a counter), or a publication whose store-then-load
-// order is argued separately (knit's doorbell modes).
+// order is argued separately (knit's doorbell modes). Where it does
+// depend on it, Fence between the store and the load restores it.
 package relstore

@@ -13,3 +13,11 @@ TEXT ·Store(SB), NOSPLIT, $0-16
 	MOVQ v+8(FP), BX
 	MOVQ BX, (AX)
 	RET
+
+// func Fence()
+// A locked instruction drains the store buffer before any later load
+// (LOCK OR on the stack: Linux's smp_mb uses it as cheaper than MFENCE).
+TEXT ·Fence(SB), NOSPLIT, $0-0
+	LOCK
+	ORL $0, (SP)
+	RET

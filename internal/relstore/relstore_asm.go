@@ -8,3 +8,8 @@ import "sync/atomic"
 //
 //go:noescape
 func Store(p *atomic.Uint64, v uint64)
+
+// Fence orders every earlier store of the caller, a Store's MOV included,
+// before every later load: a locked instruction, which drains the store
+// buffer.
+func Fence()

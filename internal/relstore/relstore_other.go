@@ -8,3 +8,7 @@ import "sync/atomic"
 // itself, inlined; an assembly routine would be the same instruction
 // behind a call.
 func Store(p *atomic.Uint64, v uint64) { p.Store(v) }
+
+// Fence does nothing: Store is sync/atomic's, which no later load passes
+// (XCHG on amd64, STLR before LDAR on arm64).
+func Fence() {}
