@@ -63,8 +63,8 @@ func (b *Backlog[T]) popN(dst []T) int {
 	return n
 }
 
-// A consumer that finds the backlog empty yields once before it sleeps,
-// as a shared side of a ring does (see yieldFirst).
+// A consumer that finds the backlog empty yields before it sleeps, as a
+// shared side of a ring does (see sharedYields).
 func (b *Backlog[T]) sharedPop() bool { return true }
 
 func (b *Backlog[T]) sides() (push, pop *sideGuard, ring string) { return nil, nil, "Backlog" }

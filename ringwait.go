@@ -5,15 +5,18 @@ import (
 	"runtime"
 )
 
-// yieldFirst: where several goroutines share the blocked side (MPMC's
+// sharedYields: where several goroutines share the blocked side (MPMC's
 // both, MPSC's producers, SPMC's consumers), a blocked Push or Pop yields
-// its P once before it registers and sleeps. More goroutines than Ps
-// share a few Ps there, and the one that would unblock this one is often
-// runnable on this very P: a yield lets it run at once, where a sleep
-// costs a park and a wake. Where one goroutine owns the side (SPSC, Words,
-// a Mailbox's consumer, a Broadcast) the consumer, alone on its P, would
-// yield for nothing at every empty look, so it parks at once
-// (BENCHMARKS.md, "Blocking MPMC, after the yield").
+// its P up to this many times, looking again after each, before it
+// registers and sleeps. More goroutines than Ps share a few Ps there, and
+// the one that would unblock this one is often runnable on this very P
+// or running on another: a yield lets it run, where a sleep costs a park,
+// a wake, and on a relaxed bell the barrier that takes it back to fenced.
+// Where one goroutine owns the side (SPSC, Words, a Mailbox's consumer, a
+// Broadcast) the consumer, alone on its P, would yield for nothing at
+// every empty look, so it parks at once (BENCHMARKS.md, "Blocking MPMC,
+// after the yield" and "Blocking calls on shared sides: four yields").
+const sharedYields = 4
 
 // The blocking half of every ring: the loops a Push or Pop runs once its
 // fast attempt failed, written once for every kind.
@@ -27,7 +30,7 @@ type ringCore[T any] interface {
 	// indices loads tail and head, for a waiter's lastPark hint.
 	indices() (tail, head uint64)
 	// sharedPush and sharedPop report that several goroutines may push,
-	// or pop: a blocked one yields once before it sleeps (yieldFirst).
+	// or pop: a blocked one yields before it sleeps (sharedYields).
 	sharedPush() bool
 	sharedPop() bool
 	// sides returns the guards of the single sides (nil for a side that
@@ -47,7 +50,10 @@ func pushSlow[T any](r ringCore[T], b *ringBells, ctx context.Context, v T) erro
 			defer g.leave()
 		}
 	}
-	yielded := !r.sharedPush() // see yieldFirst
+	yields := 0
+	if r.sharedPush() {
+		yields = sharedYields
+	}
 	for {
 		switch r.push(v) {
 		case stOK:
@@ -58,8 +64,8 @@ func pushSlow[T any](r ringCore[T], b *ringBells, ctx context.Context, v T) erro
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		if !yielded {
-			yielded = true
+		if yields > 0 {
+			yields--
 			runtime.Gosched()
 			continue
 		}
@@ -93,7 +99,10 @@ func popSlow[T any](r ringCore[T], b *ringBells, ctx context.Context) (T, error)
 		}
 	}
 	var zero T
-	yielded := !r.sharedPop() // see yieldFirst
+	yields := 0
+	if r.sharedPop() {
+		yields = sharedYields
+	}
 	for {
 		v, st := r.pop()
 		switch st {
@@ -105,8 +114,8 @@ func popSlow[T any](r ringCore[T], b *ringBells, ctx context.Context) (T, error)
 		if err := ctx.Err(); err != nil {
 			return zero, err
 		}
-		if !yielded {
-			yielded = true
+		if yields > 0 {
+			yields--
 			runtime.Gosched()
 			continue
 		}
