@@ -99,7 +99,7 @@ type ringBell struct {
 	Event
 	mode     atomic.Uint32 // modeFenced, modeSwitching or modeRelaxed
 	lastPark atomic.Uint64 // the index a waiter re-checked when it last parked: a hint for going relaxed
-	fixed    bool          // never relaxes (internal/ringmode); set before the ring is shared
+	kept     bool          // kept fenced: never relaxes (internal/ringmode); set before the ring is shared
 }
 
 func init() {
@@ -109,7 +109,7 @@ func init() {
 			return false
 		}
 		b := r.bellsOf()
-		b.notEmpty.fixed, b.notFull.fixed = true, true
+		b.notEmpty.kept, b.notFull.kept = true, true
 		return true
 	})
 }
@@ -194,7 +194,7 @@ func relaxBits(from, to uint64) uint64 {
 // gone by since a waiter last parked, and the asymmetric barrier that
 // taking it back needs is available.
 func (b *ringBell) maybeRelax(pos uint64) {
-	if !b.fixed && b.mode.Load() == modeFenced && int64(pos-b.lastPark.Load()) > relaxAfter && asymBarrierReady() &&
+	if !b.kept && b.mode.Load() == modeFenced && int64(pos-b.lastPark.Load()) > relaxAfter && asymBarrierReady() &&
 		b.mode.CompareAndSwap(modeFenced, modeRelaxed) {
 		bellRelaxes.Add(1)
 	}

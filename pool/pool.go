@@ -163,7 +163,10 @@ func newQueue(qs int) (q *knit.MPMC[job]) {
 		}
 	}()
 	q = knit.NewMPMC[job](qs)
-	ringmode.KeepFenced(q) // the workers wait on doorbells of their own: see sleepers.go
+	// The workers wait on doorbells of their own: see sleepers.go.
+	if !ringmode.KeepFenced(q) {
+		panic("pool: a worker queue's doorbells could not be kept fenced")
+	}
 	return q
 }
 

@@ -34,8 +34,8 @@ import (
 )
 
 // batch is how many tasks a worker takes from its inbox at once: the
-// largest batch knitbench's rings suite measures, where a ring's batch
-// costs about 0.06× a channel's per item (BENCHMARKS.md, "Rings").
+// largest batch knitbench's rings suite measures, where a batch's cost per
+// item is lowest (BENCHMARKS.md, "Rings").
 const batch = 64
 
 // Pool runs tasks on a fixed set of workers, each with a knit.MPSC

@@ -1,7 +1,6 @@
 // Package ringmode lets code in this module that waits for a knit ring
 // through doorbells of its own (the pool's workers) keep the ring's
-// publishes ordered before its later loads, as they were before the rings'
-// doorbells had modes.
+// publishes ordered before the publisher's later loads.
 //
 // A ring's doorbell goes relaxed once nobody has waited through the ring's
 // own calls for a while, and its publishes are then plain stores that a
