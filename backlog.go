@@ -63,6 +63,13 @@ func (b *Backlog[T]) popN(dst []T) int {
 	return n
 }
 
+func (b *Backlog[T]) popEmpty() status {
+	b.mu.Lock()
+	st := b.m.popEmpty()
+	b.mu.Unlock()
+	return st
+}
+
 // A consumer that finds the backlog empty yields before it sleeps, as a
 // shared side of a ring does (see sharedYields).
 func (b *Backlog[T]) sharedPop() bool { return true }

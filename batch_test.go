@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"runtime"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -367,3 +368,69 @@ type countingCtx struct {
 }
 
 func (c countingCtx) Err() error { c.calls.Add(1); return context.DeadlineExceeded }
+
+// TestRingBatchPopTakesWhatIsReady: a TryPopBatch that finds the ring
+// empty at its look says so; it never turns into a single pop that
+// leaves ready items behind. On the rings whose batch push publishes all
+// its items with one store (SPSC, Words, a Broadcast's subscription), a
+// producer that only pushes pairs into an even capacity makes every pair
+// ready at one instant, so a TryPopBatch of two takes none or both.
+func TestRingBatchPopTakesWhatIsReady(t *testing.T) {
+	pairs := 200_000
+	if testing.Short() {
+		pairs = 20_000
+	}
+	for _, k := range ringKinds {
+		switch k.name {
+		case "SPSC", "Words", "Broadcast 1 subscriber":
+		default:
+			continue
+		}
+		t.Run(k.name, func(t *testing.T) {
+			defer watchdog(t, 2*time.Minute)()
+			q := k.newInt(8)
+			var wg sync.WaitGroup
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				defer q.Close()
+				for i := 0; i < pairs; {
+					n, err := q.TryPushBatch([]int{2 * i, 2*i + 1})
+					switch {
+					case n == 2:
+						i++
+					case n == 0 && errors.Is(err, ErrFull):
+						runtime.Gosched()
+					default:
+						t.Errorf("TryPushBatch of a pair = %d, %v", n, err)
+						return
+					}
+				}
+			}()
+			var dst [2]int
+			next, singles := 0, 0
+			for {
+				n, err := q.TryPopBatch(dst[:])
+				if n == 1 {
+					singles++
+				}
+				for _, v := range dst[:n] {
+					if v != next {
+						t.Fatalf("popped %d, want %d", v, next)
+					}
+					next++
+				}
+				if errors.Is(err, ErrClosed) {
+					break
+				}
+				if n == 0 {
+					runtime.Gosched()
+				}
+			}
+			wg.Wait()
+			if next != 2*pairs || singles != 0 {
+				t.Fatalf("popped %d of %d items; %d batches took one item of a ready pair", next, 2*pairs, singles)
+			}
+		})
+	}
+}

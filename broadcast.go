@@ -604,17 +604,27 @@ func (s *Subscription[T]) indices() (tail, head uint64) {
 // The producer and a subscription are each a ringOps: each side
 // implements the other's calls only to satisfy the interface; Select
 // never makes them.
-func (b *Broadcast[T]) pop() (T, status)      { panic("knit: pop on a Broadcast's producer side") }
-func (b *Broadcast[T]) popN([]T) int          { panic("knit: pop on a Broadcast's producer side") }
-func (b *Broadcast[T]) pushN(vs []T) int      { return b.pushBatch(vs) }
-func (b *Broadcast[T]) bellsOf() *ringBells   { return &b.bells }
-func (s *Subscription[T]) push(T) status      { panic("knit: push on a Broadcast subscription") }
-func (s *Subscription[T]) pushN([]T) int      { panic("knit: push on a Broadcast subscription") }
-func (s *Subscription[T]) pushClosed() bool   { panic("knit: push on a Broadcast subscription") }
-func (b *Broadcast[T]) pushClosed() bool      { return b.tail.Load()&closedBit != 0 }
-func (s *Subscription[T]) popN(dst []T) int   { return s.popBatch(dst) }
+func (b *Broadcast[T]) pop() (T, status)    { panic("knit: pop on a Broadcast's producer side") }
+func (b *Broadcast[T]) popN([]T) int        { panic("knit: pop on a Broadcast's producer side") }
+func (b *Broadcast[T]) pushN(vs []T) int    { return b.pushBatch(vs) }
+func (b *Broadcast[T]) bellsOf() *ringBells { return &b.bells }
+func (s *Subscription[T]) push(T) status    { panic("knit: push on a Broadcast subscription") }
+func (s *Subscription[T]) pushN([]T) int    { panic("knit: push on a Broadcast subscription") }
+func (s *Subscription[T]) pushClosed() bool { panic("knit: push on a Broadcast subscription") }
+func (b *Broadcast[T]) pushClosed() bool    { return b.tail.Load()&closedBit != 0 }
+func (s *Subscription[T]) popN(dst []T) int { return s.popBatch(dst) }
+func (b *Broadcast[T]) popEmpty() status    { panic("knit: pop on a Broadcast's producer side") }
+
 func (b *Broadcast[T]) pushOps() ringOps[T]   { return b }
 func (s *Subscription[T]) popOps() ringOps[T] { return s }
+
+// popEmpty: see ringOps; popMiss's stOK (items came since) is stEmpty.
+func (s *Subscription[T]) popEmpty() status {
+	if st := s.popMiss(s.cursor.Load()); st != stOK {
+		return st
+	}
+	return stEmpty
+}
 
 // bellsOf is the doorbell this subscription waits on: stage for a
 // follower (whatever its leaders do later), notEmpty otherwise.

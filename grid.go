@@ -21,6 +21,13 @@ type ringOps[T any] interface {
 	// ring was closed (else it was full); read without a shared line
 	// where the producer keeps its own copy of the tail.
 	pushClosed() bool
+	// popEmpty says, after a popN by the same consumer that took
+	// nothing, why: stDrained once the ring is closed and drained, else
+	// stEmpty, even where an item has come since (the batch found the
+	// ring empty at its look). It takes nothing, so a batch that took
+	// nothing never turns into one that took a single item while more
+	// were ready.
+	popEmpty() status
 	bellsOf() *ringBells
 }
 
@@ -55,24 +62,13 @@ func shortPush(closed bool) error {
 
 // tryPopBatch pops up to len(dst) ready items with one claim of the
 // index and, when it found none, says why: ErrEmpty, or ErrClosed once
-// the ring is closed and drained. The single attempt that tells the two
-// apart may find an item that came meanwhile: it is the batch's one. The
-// SPSC and Words ends make the same calls on their ring directly.
+// the ring is closed and drained. The SPSC and Words ends make the same
+// calls on their ring directly.
 func tryPopBatch[T any](r ringOps[T], dst []T) (int, error) {
 	if n := r.popN(dst); n > 0 || len(dst) == 0 {
 		return n, nil
 	}
-	v, st := r.pop()
-	return poppedOne(v, st, dst)
-}
-
-// poppedOne is tryPopBatch's answer from its single attempt.
-func poppedOne[T any](v T, st status, dst []T) (int, error) {
-	if st != stOK {
-		return 0, statusErr[st&7]
-	}
-	dst[0] = v
-	return 1, nil
+	return 0, statusErr[r.popEmpty()&7]
 }
 
 // pushBatch pushes all of vs, waiting for room as Push does: the first

@@ -263,6 +263,22 @@ func (m *Mailbox[T]) emptyStatus(s *mboxSeg[T], i uint64) status {
 	return stEmpty
 }
 
+// popEmpty: see ringOps. Past a finished segment it answers as advance
+// does; a link there means items came since the batch's look.
+func (m *Mailbox[T]) popEmpty() status {
+	s, i := m.headSeg, m.readIdx
+	if s == nil {
+		return stEmpty
+	}
+	if i >= mailboxSegSize {
+		if s.next.Load() != nil {
+			return stEmpty
+		}
+		i = mailboxSegSize
+	}
+	return m.emptyStatus(s, i)
+}
+
 // wake is a push's ring of the consumers' bell for positions [from, to),
 // once pending said it is due. A Backlog's consumers that found, after
 // Close, an item claimed before it and not yet written sleep waiting for

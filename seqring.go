@@ -446,6 +446,10 @@ func (r *seqRing[T]) popped(from, to uint64) {
 
 func (r *seqRing[T]) indices() (tail, head uint64) { return r.tail.Load(), r.head.Load() }
 
+// popEmpty: see ringOps. A head that other consumers moved since the
+// batch's look only makes drained likelier, and drained is final.
+func (r *seqRing[T]) popEmpty() status { return r.emptyStatus(r.head.Load()) }
+
 func (r *seqRing[T]) sharedPush() bool { return !r.singleProducer }
 func (r *seqRing[T]) sharedPop() bool  { return !r.singleConsumer }
 

@@ -206,6 +206,15 @@ func (q *SPSC[T]) popMiss(h uint64) status {
 
 func (q *spscCore) indices() (tail, head uint64) { return q.tail.Load(), q.head.Load() }
 
+// popEmpty is the consumer's: see ringOps.
+func (q *spscCore) popEmpty() status {
+	// Acquire, as in popMiss: a closed bit seen here follows every item.
+	if t := q.tail.Load(); t&closedBit != 0 && q.consHead == t&^closedBit {
+		return stDrained
+	}
+	return stEmpty
+}
+
 // capacity is the capacity asked for, 0 for a ring no constructor made.
 func (q *SPSC[T]) capacity() int {
 	if len(q.buf) == 0 {
@@ -406,8 +415,7 @@ func (c SPSCConsumer[T]) TryPopBatch(dst []T) (int, error) {
 	if n := c.q.popBatch(dst); n > 0 || len(dst) == 0 {
 		return n, nil
 	}
-	v, st := c.q.pop()
-	return poppedOne(v, st, dst)
+	return 0, statusErr[c.q.popEmpty()&7]
 }
 
 // PopBatch waits for an item, then takes what is ready: see

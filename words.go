@@ -74,6 +74,7 @@ func (q *Words) pop() (uint64, status) {
 }
 
 func (q *Words) indices() (tail, head uint64) { return q.r.indices() }
+func (q *Words) popEmpty() status             { return q.r.popEmpty() }
 
 func (q *Words) sides() (push, pop *sideGuard, ring string) {
 	return &q.r.prodSide, &q.r.consSide, "Words"
@@ -207,8 +208,7 @@ func (c WordsConsumer) TryPopBatch(dst []uint64) (int, error) {
 	if n := c.q.popN(dst); n > 0 || len(dst) == 0 {
 		return n, nil
 	}
-	v, st := c.q.pop()
-	return poppedOne(v, st, dst)
+	return 0, statusErr[c.q.popEmpty()&7]
 }
 
 // PopBatch waits for an item, then takes what is ready: see

@@ -70,6 +70,7 @@ func (o intOps) pushN(vs []int) int                         { return o.w.pushN(a
 func (o intOps) popN(dst []int) int                         { return o.w.popN(asWords(dst)) }
 func (o intOps) bellsOf() *ringBells                        { return o.w.bellsOf() }
 func (o intOps) pushClosed() bool                           { return o.w.pushClosed() }
+func (o intOps) popEmpty() status                           { return o.w.popEmpty() }
 
 // asWords views a []int as the []uint64 it is on a 64-bit GOARCH.
 func asWords(vs []int) []uint64 {

@@ -29,15 +29,15 @@
 //     FIFO model forbids (loss, duplication, reordering, failing while the
 //     head item was published long ago) stays forbidden.
 //
-//     A batch call is a run of single tries inside its interval, in order,
-//     that stops at the first one that fails: its items are claimed
-//     (taken) one after another, other calls' steps may come between
-//     them, and a batch that moved fewer than it was given (asked for)
-//     found the ring full (empty) after its last item. That is the
-//     contract of knit's batch calls, which move the shared index once per
-//     run of slots and, when a run stops short, try again: a TryPushBatch
-//     can move more than fitted when it began, while a consumer makes
-//     room.
+//     A batch call claims (takes) its items at one instant inside its
+//     interval: the longest run of free slots (of published positions
+//     from the head), up to its length, with one move of the index; the
+//     publishes (frees) follow item by item. A batch that moved fewer
+//     than it was given (asked for) found the ring full (empty) right
+//     after them, and one that took nothing found nothing published at
+//     the head: it never turns into a single take that leaves published
+//     items behind. That is the contract of knit's TryPushBatch and
+//     TryPopBatch.
 //
 //   - Broadcast (BroadcastOps with BroadcastModel, recorded with
 //     RecordEach): one producer and subscribers that each see every item

@@ -123,9 +123,9 @@ func opsPer(roles []Role) int { return 120 / len(roles) }
 // single-item tries. With batches it need not: a batch decides its count
 // when it looks at the other side's index and publishes after copying, so
 // a consumer that frees room in between makes the count short of what
-// fits at the publish; the ring model (a run of claims, each counted when
-// it is made, effect at the publish: see the package comment) is the spec
-// batches meet. For the multi-sided rings the FIFO
+// fits at the publish; the ring model (the claim at one instant, the
+// effect at the publish: see the package comment) is the spec batches
+// meet. For the multi-sided rings the FIFO
 // verdict is counted and logged, not asserted: a per-slot-sequence ring
 // may fail a try while a peer is between its claim and its publish (see
 // the package comment and TestModelsByHand).
