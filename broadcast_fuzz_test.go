@@ -2,7 +2,6 @@ package knit
 
 import (
 	"context"
-	"math"
 	"testing"
 	"time"
 
@@ -46,14 +45,15 @@ func (m *bcastModel) push(vs ...int) int {
 }
 
 // room is how many items a push may add now: without a subscription
-// still in, any number (they go to nobody).
+// still in, a capacity's worth (they go to nobody, and a batch call adds
+// at most Cap items at once, as Producer.TryPushBatch says).
 func (m *bcastModel) room() int {
 	for _, s := range m.subs {
 		if !s.left {
 			return max(m.cap-(len(m.pushed)-m.gate()), 0)
 		}
 	}
-	return math.MaxInt
+	return m.cap
 }
 
 // tryPush is push as TryPush and TryPushBatch report it: how many went
