@@ -63,6 +63,7 @@ func (b *Backlog[T]) popN(dst []T) int {
 	return n
 }
 
+// popEmpty: see ringOps; under mu, as the pops are.
 func (b *Backlog[T]) popEmpty() status {
 	b.mu.Lock()
 	st := b.m.popEmpty()

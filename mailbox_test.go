@@ -2,6 +2,7 @@ package knit
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -500,5 +501,54 @@ func TestMailboxLayout(t *testing.T) {
 	}
 	if d := unsafe.Offsetof(s.slots) - unsafe.Offsetof(s.next); d < line {
 		t.Errorf("mboxSeg slots-next distance %d < line %d", d, line)
+	}
+}
+
+// TestMailboxBatchStatusAtSegmentEnd: a TryPopBatch whose consumer stands
+// at the end of a full segment tells empty from drained as one in the
+// middle does, for a Mailbox and for a Backlog over it.
+func TestMailboxBatchStatusAtSegmentEnd(t *testing.T) {
+	for _, k := range []struct {
+		name string
+		new  func() Queue[int]
+	}{
+		{"Mailbox", func() Queue[int] { return NewMailbox[int]() }},
+		{"Backlog", func() Queue[int] { return NewBacklog[int]() }},
+	} {
+		t.Run(k.name, func(t *testing.T) {
+			q := k.new()
+			seg := make([]int, mailboxSegSize)
+			for i := range seg {
+				seg[i] = i
+			}
+			if n, err := q.TryPushBatch(seg); n != len(seg) || err != nil {
+				t.Fatalf("TryPushBatch of a segment = %d, %v", n, err)
+			}
+			dst := make([]int, mailboxSegSize)
+			if n, err := q.TryPopBatch(dst); n != len(dst) || err != nil || dst[n-1] != n-1 {
+				t.Fatalf("TryPopBatch of a segment = %d, %v", n, err)
+			}
+			if n, err := q.TryPopBatch(dst); n != 0 || !errors.Is(err, ErrEmpty) {
+				t.Fatalf("TryPopBatch at the segment's end = %d, %v; want 0, ErrEmpty", n, err)
+			}
+			// Closed there: drained, with no next segment.
+			done := k.new()
+			done.TryPushBatch(seg)
+			done.TryPopBatch(dst)
+			done.Close()
+			if n, err := done.TryPopBatch(dst); n != 0 || !errors.Is(err, ErrClosed) {
+				t.Fatalf("TryPopBatch at the end of a closed segment = %d, %v; want 0, ErrClosed", n, err)
+			}
+			if err := q.TryPush(7); err != nil {
+				t.Fatal(err)
+			}
+			q.Close()
+			if n, err := q.TryPopBatch(dst); n != 1 || err != nil || dst[0] != 7 {
+				t.Fatalf("TryPopBatch into the next segment = %d (%d), %v; want 1 (7), nil", n, dst[0], err)
+			}
+			if n, err := q.TryPopBatch(dst); n != 0 || !errors.Is(err, ErrClosed) {
+				t.Fatalf("TryPopBatch after Close, drained = %d, %v; want 0, ErrClosed", n, err)
+			}
+		})
 	}
 }

@@ -18,6 +18,14 @@ import (
 // after the yield" and "Blocking calls on shared sides: four yields").
 const sharedYields = 4
 
+// yieldsBefore is how many times a blocked call yields before it sleeps.
+func yieldsBefore(shared bool) int {
+	if shared {
+		return sharedYields
+	}
+	return 0
+}
+
 // The blocking half of every ring: the loops a Push or Pop runs once its
 // fast attempt failed, written once for every kind.
 
@@ -50,10 +58,7 @@ func pushSlow[T any](r ringCore[T], b *ringBells, ctx context.Context, v T) erro
 			defer g.leave()
 		}
 	}
-	yields := 0
-	if r.sharedPush() {
-		yields = sharedYields
-	}
+	yields := yieldsBefore(r.sharedPush())
 	for {
 		switch r.push(v) {
 		case stOK:
@@ -99,10 +104,7 @@ func popSlow[T any](r ringCore[T], b *ringBells, ctx context.Context) (T, error)
 		}
 	}
 	var zero T
-	yields := 0
-	if r.sharedPop() {
-		yields = sharedYields
-	}
+	yields := yieldsBefore(r.sharedPop())
 	for {
 		v, st := r.pop()
 		switch st {
