@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
-	"runtime"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -133,15 +132,12 @@ func TestGroupBounded(t *testing.T) {
 	const workers, qs = 2, 4
 	p := New(Config{Workers: workers, QueueSize: qs})
 	defer p.Close()
-	base := runtime.NumGoroutine()
+	spawns := watchSpawns()
 	g, _ := NewGroup(context.Background(), p)
 	var finished, maxOut atomic.Int64
-	var maxG atomic.Int64
 	for i := range scale(3000) {
 		g.Go(func() error {
-			if n := int64(runtime.NumGoroutine()); n > maxG.Load() {
-				maxG.Store(n)
-			}
+			spawns.check()
 			time.Sleep(time.Duration(i%3) * time.Microsecond) // tasks of uneven length
 			finished.Add(1)
 			return nil
@@ -157,9 +153,7 @@ func TestGroupBounded(t *testing.T) {
 		t.Fatalf("%d tasks outstanding, more than the %d the queues and workers hold", maxOut.Load(), limit)
 	}
 	// Only this goroutine waits (in Go, while the queues are full).
-	if maxG.Load() > int64(base)+askSlack(1) {
-		t.Fatalf("goroutines rose from %d to %d while the group ran", base, maxG.Load())
-	}
+	spawns.report(t, "the group")
 }
 
 // TestGroupConcurrentGo: tasks added from several goroutines and from the

@@ -6,6 +6,8 @@ import (
 	"os"
 	"runtime"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -139,18 +141,6 @@ func scale(n int) int {
 	return n
 }
 
-// askSlack is how far the goroutine count may rise, for a moment, while
-// askers goroutines may each be naming themselves in a wait: by nothing
-// where curg reads the g, by one goroutine each where it starts one to
-// read its creator's id (curgSpawn, the portable build). That goroutine
-// lives for a few microseconds and runs no task.
-func askSlack(askers int) int64 {
-	if curgCheap {
-		return 0
-	}
-	return int64(askers)
-}
-
 // shape is a named pool configuration a test runs on.
 type shape struct {
 	name string
@@ -198,3 +188,75 @@ func checkNoLeak(t *testing.T, base int) {
 // raceEnabled: the race detector is on (watchdogs allow more, allocation
 // tests skip).
 const raceEnabled = testutil.Race
+
+// spawnWatch checks that code running on a pool's workers starts no
+// goroutine. The goroutine count cannot say so alone: it includes the
+// goroutines the testing package and the runtime start and end around a
+// test, and runtime.NumGoroutine reads the runtime's free lists without
+// a lock, so it can read high for a moment while goroutines end
+// elsewhere (CI saw 6 where 4 ran). So a count above the start only
+// triggers a look at every stack, and what fails the test is a
+// goroutine that was not there at the start and that runs or was started
+// by knit code (a context.AfterFunc's goroutine running knit's callback
+// counts too).
+//
+// curgSpawn's goroutines are let through: where curg is not cheap a
+// waiter starts one to learn its own identity, and it runs no task and
+// ends within microseconds (several may be ending at once).
+type spawnWatch struct {
+	before map[string]bool // "goroutine N" headers alive at the start
+	n0     int
+	looks  atomic.Int32 // stack looks taken; each stops the world
+	mu     sync.Mutex
+	found  map[string]string // header -> stack, of knit-made goroutines
+}
+
+// watchSpawns starts a watch; call it once the pool's workers run.
+func watchSpawns() *spawnWatch {
+	w := &spawnWatch{before: map[string]bool{}, found: map[string]string{}}
+	w.n0 = runtime.NumGoroutine()
+	for _, g := range strings.Split(allStacks(), "\n\n") {
+		w.before[goroutineHeader(g)] = true
+	}
+	return w
+}
+
+// check looks for new goroutines if the count is above the start's.
+func (w *spawnWatch) check() {
+	if runtime.NumGoroutine() <= w.n0 || w.looks.Add(1) > 8 {
+		return
+	}
+	stacks := allStacks()
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	for _, g := range strings.Split(stacks, "\n\n") {
+		h := goroutineHeader(g)
+		if w.before[h] {
+			continue
+		}
+		_, creator, _ := strings.Cut(g, "\ncreated by ")
+		if strings.Contains(g, "github.com/knit-go/knit/") && !strings.HasPrefix(creator, "github.com/knit-go/knit/pool.curgSpawn") {
+			w.found[h] = g
+		}
+	}
+}
+
+// report fails t with the stacks of the goroutines knit code started.
+func (w *spawnWatch) report(t *testing.T, what string) {
+	t.Helper()
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if len(w.found) > 0 {
+		var all []string
+		for _, g := range w.found {
+			all = append(all, g)
+		}
+		t.Fatalf("%s started %d goroutines:\n%s", what, len(w.found), strings.Join(all, "\n\n"))
+	}
+}
+
+// goroutineHeader is a stack's "goroutine N" prefix, its id.
+func goroutineHeader(stack string) string {
+	h, _, _ := strings.Cut(stack, " [")
+	return h
+}

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
-	"runtime"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -184,25 +183,20 @@ func TestMapNoGoroutines(t *testing.T) {
 	watchdog(t, 10*time.Second)
 	p := New(Config{Workers: 3})
 	defer p.Close()
-	base := runtime.NumGoroutine()
-	var maxG atomic.Int64
+	spawns := watchSpawns()
 	in := make([]int, 3000)
 	for i := range in {
 		in[i] = rand.IntN(100)
 	}
 	_, err := Map(context.Background(), p, in, func(x int) (int, error) {
-		if n := int64(runtime.NumGoroutine()); n > maxG.Load() {
-			maxG.Store(n)
-		}
+		spawns.check()
 		return x, nil
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
 	// Only this goroutine waits (in Map).
-	if maxG.Load() > int64(base)+askSlack(1) {
-		t.Fatalf("goroutines rose from %d to %d during Map", base, maxG.Load())
-	}
+	spawns.report(t, "Map")
 }
 
 // FuzzMap checks Map against a sequential model: elements whose value is
