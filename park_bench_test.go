@@ -341,3 +341,28 @@ func BenchmarkParkSpin(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkEventRegister: a waiter's registration and its undoing, the
+// steps every blocked call takes whether or not it sleeps. "cancel" is
+// Prepare then Cancel; "moved" is Prepare, a Notify from the same
+// goroutine, then a Wait that sees the ticket stale and returns at once
+// (the path of a waiter whose item came while it registered).
+func BenchmarkEventRegister(b *testing.B) {
+	b.Run("cancel", func(b *testing.B) {
+		var e Event
+		for b.Loop() {
+			e.Cancel(e.Prepare())
+		}
+	})
+	b.Run("moved", func(b *testing.B) {
+		var e Event
+		ctx := context.Background()
+		for b.Loop() {
+			t := e.Prepare()
+			e.Notify(1)
+			if err := e.Wait(ctx, t, Park{}); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+}
