@@ -33,6 +33,8 @@ var handoffSuite = harness.Suite{
 		"(waiting while there is none) and hand it a func() through a one-slot handoff of its own; the worker runs it " +
 		"and pushes itself back. Handoffs: chan func() of capacity 0 (ref) and 1, knit MPSC and SPSC of capacity 1 " +
 		"(blocking Push/Pop), a one-word slot with a knit Event; and knit pool.Go on a W-worker pool. " +
+		"Limit: a one-word slot whose worker parks and is readied by the runtime's own gopark and goready, " +
+		"with nothing else (no lock, no registration): the least a handoff to a parked goroutine does in Go. " +
 		"Beside them, a pool that queues instead of handing off (examples/inboxpool: an inbox per worker, round robin, " +
 		"the worker drains its inbox), built on knit MPSC rings and on buffered channels.",
 	Unit: "task handed off and run",
@@ -46,7 +48,10 @@ var handoffSuite = harness.Suite{
 	},
 }
 
-const refHandoffChan0 = "chan func(), capacity 0"
+const (
+	refHandoffChan0  = "chan func(), capacity 0"
+	limitHandoffPark = "limit: one word, bare park and ready"
+)
 
 type handoffGroup struct{ workers, submitters int }
 
@@ -89,6 +94,7 @@ func handoffRows(g handoffGroup) []harness.Row {
 		row("knit MPSC, capacity 1", func() slot { return mpscSlot{knit.NewMPSC[func()](1)} }),
 		row("knit SPSC, capacity 1", func() slot { return &spscSlot{q: knit.NewSPSC[func()](1)} }),
 		row("knit Event + one-word slot", func() slot { return &eventSlot{} }),
+		row(limitHandoffPark, func() slot { return &parkSlot{} }),
 		{Group: g.String(), Name: "knit pool.Go", Start: func(harness.Config) (harness.Bench, error) {
 			return startGoPool(g, pool.New(pool.Config{Workers: g.workers})), nil
 		}},

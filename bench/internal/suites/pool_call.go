@@ -12,15 +12,18 @@ import (
 
 // The pool-call suite is one Call+Wait round trip to a one-worker pool,
 // by timer policy, against a channel request/response worker and with
-// the two floors in the same rounds: the atomic ping-pong (no handoff
-// between threads beats it) and the futex ping-pong (no wake of a parked
-// thread beats it). A parked worker pays a wake per call, so its floor is
-// the futex row; a spinning worker's is the atomic row.
+// the floors in the same rounds: the bare park and ready (no handoff to a
+// parked goroutine beats it), the atomic ping-pong (no handoff between
+// threads beats it) and the futex ping-pong (no wake of a parked thread
+// beats it). A parked worker pays a park and a ready per call, so its
+// floor is the park row; a spinning worker's is the atomic row; a worker
+// locked to its thread parks in the kernel, on the futex row's path.
 var poolCallSuite = harness.Suite{
 	Name: "pool-call",
 	Description: "One Call+Wait round trip (task: x*x+1) to a one-worker knit pool, by timer policy " +
 		"(default; spinning 50 µs; parked at once), against a worker goroutine answering on a channel, " +
-		"with the atomic and futex floors.",
+		"with the floors: a worker goroutine answering through two one-word cells, each side parked and readied by " +
+		"the runtime's own gopark and goready with nothing else; the atomic ping-pong; the futex ping-pong.",
 	Unit: "round trip",
 	Ref:  refChanRR,
 	Rows: func(cfg harness.Config) []harness.Row {
@@ -29,6 +32,7 @@ var poolCallSuite = harness.Suite{
 			{Name: "knit Call+Wait, default policy", Start: startKnitRR(pool.Config{})},
 			{Name: "knit Call+Wait, spinning worker (50µs)", Start: startKnitRR(pool.Config{Park: knit.Park{Spin: 50 * time.Microsecond}})},
 			{Name: "knit Call+Wait, parked worker", Start: startKnitRR(pool.Config{Park: knit.Park{Spin: knit.NoSpin}})},
+			{Name: limitParkRR, Start: startParkRR},
 			{Name: refAtomic, Start: func(cfg harness.Config) (harness.Bench, error) {
 				return startAtomicPingPong(cfg, 1), nil
 			}},
@@ -37,7 +41,10 @@ var poolCallSuite = harness.Suite{
 	},
 }
 
-const refChanRR = "chan request/response worker"
+const (
+	refChanRR   = "chan request/response worker"
+	limitParkRR = "limit: bare park and ready, two one-word cells"
+)
 
 func rrTask(x int) int { return x*x + 1 }
 
@@ -104,5 +111,48 @@ func (c *chanRR) Close() error {
 	close(c.req)
 	for range c.resp {
 	}
+	return nil
+}
+
+// parkRR is the request/response worker on two parkCells: the round
+// trip's floor for a worker that parks between requests.
+type parkRR struct {
+	req, resp parkCell[int]
+	done      chan struct{}
+}
+
+// parkRRStop is the request that ends the worker; real requests are
+// masked to 16 bits.
+const parkRRStop = -1
+
+func startParkRR(harness.Config) (harness.Bench, error) {
+	c := &parkRR{done: make(chan struct{})}
+	go func() {
+		defer close(c.done)
+		for {
+			x := c.req.take()
+			if x == parkRRStop {
+				return
+			}
+			c.resp.put(rrTask(x))
+		}
+	}()
+	return c, nil
+}
+
+func (c *parkRR) Run(n int) error {
+	for i := range n {
+		x := i & 0xffff
+		c.req.put(x)
+		if v := c.resp.take(); v != rrTask(x) {
+			return fmt.Errorf("park worker: %d, want %d", v, rrTask(x))
+		}
+	}
+	return nil
+}
+
+func (c *parkRR) Close() error {
+	c.req.put(parkRRStop)
+	<-c.done
 	return nil
 }
