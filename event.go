@@ -235,7 +235,7 @@ func (e *Event) Wait(ctx context.Context, t Ticket, p Park) error {
 		return nil
 	}
 	done := ctx.Done()
-	if spin := p.spin(); spin > 0 && SpinUntil(&e.seq, tk, spin) {
+	if spin := p.spinEachWait(); spin > 0 && SpinUntil(&e.seq, tk, spin) {
 		e.unregister("Wait")
 		return nil
 	}

@@ -41,7 +41,10 @@ type Park struct {
 // or more: with fewer Ps, or fewer CPUs behind them, the goroutine that
 // would end the spin most likely needs the P or the CPU the spinner
 // holds (BENCHMARKS.md, "Spin budgets on two CPUs"). Under HintNone no
-// budget spins.
+// budget spins. A ring, a pool or shm reads GOMAXPROCS when it is made;
+// Event.Wait and Select, which resolve a zero Park on every call, read it
+// once every few milliseconds, as it costs the scheduler's lock, so a
+// change reaches them within that time.
 const (
 	NoSpin            time.Duration = -1
 	DefaultSpin                     = 20 * time.Microsecond
@@ -50,6 +53,27 @@ const (
 
 // spin is the budget p.Spin stands for.
 func (p Park) spin() time.Duration { return spinpolicy.Resolve(p.Spin, DefaultSpin) }
+
+// spinEachWait is spin for a wait that resolves its Park on every call
+// (Event.Wait, Select): it reads GOMAXPROCS, and with it the scheduler's
+// lock, at most once per procsWindow (spinpolicy.DefaultSpinsCached).
+func (p Park) spinEachWait() time.Duration {
+	return spinpolicy.ResolveCached(p.Spin, DefaultSpin, archCycles, procsWindow)
+}
+
+// procsWindow is how long, in cycle-counter ticks, a wait's reading of
+// GOMAXPROCS holds: 10 ms where the counter's rate is known, and 10^7
+// ticks on amd64, whose TSC rate is not known before calibration (3-5 ms
+// at 2-3.5 GHz). A spin decision that lags a GOMAXPROCS change by that
+// much costs a few spins too many or too few; a lock per wait costs every
+// wait, more with every waiter (BENCHMARKS.md, "Spin budgets on two
+// CPUs", reading GOMAXPROCS).
+var procsWindow = func() uint64 {
+	if hz := archCounterHz(); hz > 0 {
+		return uint64(hz) / 100
+	}
+	return 1e7
+}()
 
 // ringPark is the Park a ring's waiters use, from the constructor's
 // optional argument. A budget that resolves to no spin is stored as

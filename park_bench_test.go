@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/knit-go/knit/internal/cputime"
+	"github.com/knit-go/knit/internal/spinpolicy"
 )
 
 // The parking benchmarks. Every figure that matters is a ratio between
@@ -365,4 +366,33 @@ func BenchmarkEventRegister(b *testing.B) {
 			}
 		}
 	})
+}
+
+// BenchmarkZeroParkResolve: what a zero Park costs a wait to resolve
+// where the CPU count lets a default spin (8 CPUs, as the policy sees
+// it): "exact" reads GOMAXPROCS, and the scheduler's lock, every time, as
+// a constructor does; "each-wait" is Event.Wait's and Select's, which
+// reads it once per procsWindow. Run it with -cpu 1,2,4 to see the
+// lock's contention.
+func BenchmarkZeroParkResolve(b *testing.B) {
+	defer spinpolicy.SetCPUs(8)()
+	for _, c := range []struct {
+		name string
+		fn   func() time.Duration
+	}{
+		{"exact", Park{}.spin},
+		{"each-wait", Park{}.spinEachWait},
+	} {
+		b.Run(c.name, func(b *testing.B) {
+			b.RunParallel(func(pb *testing.PB) {
+				var sum time.Duration
+				for pb.Next() {
+					sum += c.fn()
+				}
+				if sum < 0 {
+					b.Fatal(sum)
+				}
+			})
+		})
+	}
 }

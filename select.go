@@ -294,7 +294,7 @@ func (s *Selector) Select(ctx context.Context) (int, error) {
 		s.fired(i)
 		return i, err
 	}
-	if spin := (Park{}).spin(); spin > 0 {
+	if spin := (Park{}).spinEachWait(); spin > 0 {
 		b := Backoff{Budget: spin}
 		for !b.IsCompleted() {
 			b.Snooze()

@@ -17,12 +17,13 @@ func TestSpinPolicyAgrees(t *testing.T) {
 		}
 		ring := NewMPMC[int](4).bells.park.Spin
 		park := Park{}.spin()
+		wait := Park{}.spinEachWait() // Event.Wait's and Select's
 		if spins {
-			if ring != DefaultSpin || park != DefaultSpin {
-				t.Errorf("%d CPUs, GOMAXPROCS %d: ring %v, Park %v; want %v", cpus, procs, ring, park, DefaultSpin)
+			if ring != DefaultSpin || park != DefaultSpin || wait != DefaultSpin {
+				t.Errorf("%d CPUs, GOMAXPROCS %d: ring %v, Park %v, each wait %v; want %v", cpus, procs, ring, park, wait, DefaultSpin)
 			}
-		} else if ring != NoSpin || park != 0 {
-			t.Errorf("%d CPUs, GOMAXPROCS %d: ring %v, Park %v; want no spin", cpus, procs, ring, park)
+		} else if ring != NoSpin || park != 0 || wait != 0 {
+			t.Errorf("%d CPUs, GOMAXPROCS %d: ring %v, Park %v, each wait %v; want no spin", cpus, procs, ring, park, wait)
 		}
 		if got := NewMPMC[int](4, Park{Spin: NoSpin}).bells.park.Spin; got != NoSpin {
 			t.Errorf("Park{Spin: NoSpin} resolved to %v", got)

@@ -14,6 +14,7 @@ package spinpolicy
 
 import (
 	"runtime"
+	"sync/atomic"
 	"time"
 )
 
@@ -57,6 +58,62 @@ func DefaultSpins() bool {
 	return !Off() && numCPU() >= MinProcs && runtime.GOMAXPROCS(0) >= MinProcs
 }
 
+// procsRead is GOMAXPROCS as DefaultSpinsCached last read it.
+var procsRead struct {
+	enough atomic.Bool   // GOMAXPROCS >= MinProcs at that read
+	at     atomic.Uint64 // the caller's clock then, never 0; 0 before any read
+}
+
+// DefaultSpinsCached is DefaultSpins for a place that resolves a zero
+// budget on every wait (an Event's Wait, a Select). GOMAXPROCS takes
+// the scheduler's lock, the one every P's scheduler takes when it looks
+// for work, so on a machine with enough CPUs to spin, waiters on every
+// P would contend for it, and with the scheduler, on every wait. This
+// reads it once per window ticks of now, a clock of the caller's, and in
+// between answers from that read: a change of GOMAXPROCS reaches these
+// waits within a window or so, which costs a spin too many or too few.
+// The CPU count and Off are read every time. A clock that goes back
+// (counters of CPUs out of step) reads as a window passed.
+func DefaultSpinsCached(now func() uint64, window uint64) bool {
+	if Off() || numCPU() < MinProcs {
+		return false
+	}
+	t := now() | 1
+	at := procsRead.at.Load()
+	if at != 0 && t-at < window {
+		return procsRead.enough.Load()
+	}
+	if at != 0 && !procsRead.at.CompareAndSwap(at, t) {
+		// Another waiter is reading it: the last reading will do.
+		return procsRead.enough.Load()
+	}
+	enough := runtime.GOMAXPROCS(0) >= MinProcs
+	procsRead.enough.Store(enough)
+	procsRead.at.Store(t) // the first reading's, and a no-op for a refresh
+	return enough
+}
+
+// ForgetGOMAXPROCS drops DefaultSpinsCached's reading, so the next call
+// reads GOMAXPROCS: for the tests, which change it and look at once.
+func ForgetGOMAXPROCS() { procsRead.at.Store(0) }
+
+// ResolveCached is Resolve with DefaultSpinsCached in place of
+// DefaultSpins.
+func ResolveCached(d, def time.Duration, now func() uint64, window uint64) time.Duration {
+	switch {
+	case d > 0:
+		if Off() {
+			return 0
+		}
+		return d
+	case d < 0:
+		return 0
+	case DefaultSpinsCached(now, window):
+		return max(def, 0)
+	}
+	return 0
+}
+
 // Resolve turns a caller's budget d into the budget to use, where def is
 // the place's default where DefaultSpins.
 func Resolve(d, def time.Duration) time.Duration {
@@ -91,6 +148,7 @@ func EachShape(f func(cpus, procs int, spins bool)) {
 		for _, procs := range []int{1, 2, 4, 8} {
 			restore := SetCPUs(cpus)
 			runtime.GOMAXPROCS(procs)
+			ForgetGOMAXPROCS()
 			f(cpus, procs, DefaultSpins())
 			restore()
 		}
