@@ -33,8 +33,9 @@ var handoffSuite = harness.Suite{
 		"(waiting while there is none) and hand it a func() through a one-slot handoff of its own; the worker runs it " +
 		"and pushes itself back. Handoffs: chan func() of capacity 0 (ref) and 1, knit MPSC and SPSC of capacity 1 " +
 		"(blocking Push/Pop), a one-word slot with a knit Event; and knit pool.Go on a W-worker pool. " +
-		"Limit: a one-word slot whose worker parks and is readied by the runtime's own gopark and goready, " +
-		"with nothing else (no lock, no registration): the least a handoff to a parked goroutine does in Go. " +
+		"Limits: the runtime's own ways to hand a parked goroutine something, with nothing else (no lock, no " +
+		"registration): a one-word slot whose worker gopark parks and goready readies, and the runtime semaphore " +
+		"released with handoff (the submitter gives its P to the worker). " +
 		"Beside them, a pool that queues instead of handing off (examples/inboxpool: an inbox per worker, round robin, " +
 		"the worker drains its inbox), built on knit MPSC rings and on buffered channels.",
 	Unit: "task handed off and run",
@@ -51,6 +52,7 @@ var handoffSuite = harness.Suite{
 const (
 	refHandoffChan0  = "chan func(), capacity 0"
 	limitHandoffPark = "limit: one word, bare park and ready"
+	limitHandoffSema = "limit: runtime semaphore, release with handoff"
 )
 
 type handoffGroup struct{ workers, submitters int }
@@ -95,6 +97,7 @@ func handoffRows(g handoffGroup) []harness.Row {
 		row("knit SPSC, capacity 1", func() slot { return &spscSlot{q: knit.NewSPSC[func()](1)} }),
 		row("knit Event + one-word slot", func() slot { return &eventSlot{} }),
 		row(limitHandoffPark, func() slot { return &parkSlot{} }),
+		row(limitHandoffSema, func() slot { return &semaSlot{} }),
 		{Group: g.String(), Name: "knit pool.Go", Start: func(harness.Config) (harness.Bench, error) {
 			return startGoPool(g, pool.New(pool.Config{Workers: g.workers})), nil
 		}},

@@ -18,16 +18,17 @@ func gopark(unlockf func(gp, lock unsafe.Pointer) bool, lock unsafe.Pointer, rea
 //go:linkname goready runtime.goready
 func goready(gp unsafe.Pointer, traceskip int)
 
-// parkCell is the floor of a handoff to a parked goroutine: the least it
-// can do in Go, one park and one ready, with no lock and no registration.
-// One putter at a time hands one taker a value; the taker takes it
-// before the next put. The word is empty, full, or the parked taker's
+// parkCell hands a parked goroutine a value with the runtime's own park
+// and ready and nothing else: no lock, no registration, no note. One
+// putter at a time hands one taker a value; the taker takes it before
+// the next put. The word is empty, full, or the parked taker's
 // goroutine. put stores the value and swaps in full, readying the
 // goroutine it swapped out if there was one; a taker that finds the word
 // empty parks, and gopark's unlockf publishes its goroutine with a CAS
 // from empty, which fails (and the taker runs on) if the value came
-// first. A channel, a knit ring or an Event adds its own bookkeeping to
-// this.
+// first. A channel, a knit ring or an Event does this and its own
+// bookkeeping. A parkCell must not live on its taker's stack: the
+// unlockf runs while that stack may move.
 type parkCell[T any] struct {
 	v     T // written before state is full, read after it is seen
 	state atomic.Uintptr
@@ -55,10 +56,10 @@ func (c *parkCell[T]) take() T {
 }
 
 // parkCellCommit is gopark's unlockf: it runs on the scheduler's stack
-// with gp already marked waiting, and keeps it asleep only if no value
-// came in the meantime. It must not grow the stack: the CAS is the
-// compiler's intrinsic, which is why race builds, whose atomics are
-// calls, take handoff_park_race.go instead.
+// with gp already marked waiting, must not touch gp's stack, and keeps
+// gp asleep only if no value came in the meantime. Race builds take
+// handoff_park_race.go instead: there the CAS is a call into the race
+// detector, which has no context on the scheduler's stack.
 //
 //go:nosplit
 func parkCellCommit(gp, state unsafe.Pointer) bool {
