@@ -194,8 +194,8 @@ const raceEnabled = testutil.Race
 // goroutines the testing package and the runtime start and end around a
 // test, and runtime.NumGoroutine reads the runtime's free lists without
 // a lock, so it can read high for a moment while goroutines end
-// elsewhere (CI saw 6 where 4 ran). So a count above the start only
-// triggers a look at every stack, and what fails the test is a
+// elsewhere. So a count above the start triggers a look at every stack,
+// as report does once whatever the count, and what fails the test is a
 // goroutine that was not there at the start and that runs or was started
 // by knit code (a context.AfterFunc's goroutine running knit's callback
 // counts too).
@@ -206,7 +206,8 @@ const raceEnabled = testutil.Race
 type spawnWatch struct {
 	before map[string]bool // "goroutine N" headers alive at the start
 	n0     int
-	looks  atomic.Int32 // stack looks taken; each stops the world
+	empty  atomic.Int32 // looks that found nothing; each stops the world
+	hit    atomic.Bool  // a look found one: the test fails, no more looks needed
 	mu     sync.Mutex
 	found  map[string]string // header -> stack, of knit-made goroutines
 }
@@ -221,14 +222,20 @@ func watchSpawns() *spawnWatch {
 	return w
 }
 
-// check looks for new goroutines if the count is above the start's.
+// check looks for new goroutines if the count is above the start's,
+// until a look finds one or 8 have found none (the count read high).
 func (w *spawnWatch) check() {
-	if runtime.NumGoroutine() <= w.n0 || w.looks.Add(1) > 8 {
-		return
+	if runtime.NumGoroutine() > w.n0 && w.empty.Load() < 8 && !w.hit.Load() {
+		w.look()
 	}
+}
+
+// look records the goroutines knit code started since the watch began.
+func (w *spawnWatch) look() {
 	stacks := allStacks()
 	w.mu.Lock()
 	defer w.mu.Unlock()
+	found := false
 	for _, g := range strings.Split(stacks, "\n\n") {
 		h := goroutineHeader(g)
 		if w.before[h] {
@@ -237,13 +244,20 @@ func (w *spawnWatch) check() {
 		_, creator, _ := strings.Cut(g, "\ncreated by ")
 		if strings.Contains(g, "github.com/knit-go/knit/") && !strings.HasPrefix(creator, "github.com/knit-go/knit/pool.curgSpawn") {
 			w.found[h] = g
+			found = true
 		}
+	}
+	if found {
+		w.hit.Store(true)
+	} else {
+		w.empty.Add(1)
 	}
 }
 
 // report fails t with the stacks of the goroutines knit code started.
 func (w *spawnWatch) report(t *testing.T, what string) {
 	t.Helper()
+	w.look()
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if len(w.found) > 0 {
