@@ -85,3 +85,42 @@ func ExampleEvent_WaitFor() {
 	fmt.Println(ready.Load(), err, e.Waiters())
 	// Output: true <nil> 0
 }
+
+// A pool's per-task handoff: the submitter stores the task in the
+// worker's one-word slot and calls Handoff, which wakes the worker and,
+// if it was asleep, lets it run the task at once on the submitter's P.
+func ExampleEvent_Handoff() {
+	var (
+		slot atomic.Pointer[func() int] // the task; nil while the worker is idle
+		e    knit.Event
+		sum  int
+	)
+	done := make(chan struct{})
+	go func() { // the worker
+		defer close(done)
+		for {
+			_ = e.WaitFor(context.Background(), func() bool { return slot.Load() != nil }, knit.Park{})
+			task := *slot.Swap(nil)
+			if task == nil {
+				return
+			}
+			sum += task()
+		}
+	}()
+	for i := 1; i <= 3; i++ {
+		task := func() int { return i * 10 }
+		for !slot.CompareAndSwap(nil, &task) { // the worker still holds the last one
+			time.Sleep(time.Microsecond)
+		}
+		e.Handoff()
+	}
+	var stop func() int
+	for !slot.CompareAndSwap(nil, &stop) {
+		time.Sleep(time.Microsecond)
+	}
+	e.Handoff()
+	<-done
+	fmt.Println("sum", sum)
+	// Output:
+	// sum 60
+}

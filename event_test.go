@@ -1095,3 +1095,69 @@ func TestEventSleeperInDump(t *testing.T) {
 	}
 	t.Fatalf("no goroutine in Event.Wait in the dump:\n%s", dump)
 }
+
+// TestEventHandoff: Handoff wakes a waiter as Notify(1) does, and when it
+// woke a goroutine parked in the runtime, that goroutine has run by the
+// time Handoff returns (GOMAXPROCS 1: after a Notify it runs only once
+// the caller blocks). Handoff takes back the deferred handoff's note, so
+// the woken goroutine's next wait on this P sleeps, and the next Handoff
+// yields to it again: every round of the loop below is a handoff. With
+// nobody registered it does nothing. Where the runtime's yield is not
+// linked, Handoff yields with runtime.Gosched, to the global run queue,
+// which the scheduler serves first now and then: there only the wakes
+// are checked.
+func TestEventHandoff(t *testing.T) {
+	defer watchdog(t, 20*time.Second)()
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
+	var e Event
+	e.Handoff() // nobody registered
+	for _, handoff := range []bool{true, false} {
+		var flag, ran atomic.Bool
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			if err := e.WaitFor(context.Background(), flag.Load, Park{Spin: NoSpin}); err != nil {
+				t.Error(err)
+			}
+			ran.Store(true)
+		}()
+		waitSleepers(t, &e, 1)
+		flag.Store(true)
+		if handoff {
+			e.Handoff()
+		} else {
+			e.Notify(1)
+		}
+		if got := ran.Load(); got != handoff && haveLinkname {
+			t.Errorf("handoff %v: the woken goroutine had run on return: %v", handoff, got)
+		}
+		<-done
+	}
+
+	// A worker that takes rounds one at a time, handed each by Handoff.
+	const rounds = 1000
+	var round, took atomic.Int32
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for r := int32(1); r <= rounds; r++ {
+			if err := e.WaitFor(context.Background(), func() bool { return round.Load() >= r }, Park{Spin: NoSpin}); err != nil {
+				t.Error(err)
+				return
+			}
+			took.Store(r)
+		}
+	}()
+	waitSleepers(t, &e, 1)
+	for r := int32(1); r <= rounds; r++ {
+		round.Store(r)
+		e.Handoff()
+		if got := took.Load(); got != r && haveLinkname {
+			t.Fatalf("round %d: the worker had taken %d on Handoff's return", r, got)
+		}
+	}
+	<-done
+	if n := e.Waiters(); n != 0 {
+		t.Fatalf("%d waiters left", n)
+	}
+}

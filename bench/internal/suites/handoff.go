@@ -32,7 +32,8 @@ var handoffSuite = harness.Suite{
 	Description: "The per-task handoff of a pool: submitters pop an idle worker from a mutex-protected stack " +
 		"(waiting while there is none) and hand it a func() through a one-slot handoff of its own; the worker runs it " +
 		"and pushes itself back. Handoffs: chan func() of capacity 0 (ref) and 1, knit MPSC and SPSC of capacity 1 " +
-		"(blocking Push/Pop), a one-word slot with a knit Event; and knit pool.Go on a W-worker pool. " +
+		"(blocking Push/Pop), a one-word slot with a knit Event (Notify, and Handoff: the submitter yields its P to " +
+		"the worker it woke); and knit pool.Go on a W-worker pool. " +
 		"Limits: the runtime's own ways to hand a parked goroutine something, with nothing else (no lock, no " +
 		"registration): a one-word slot whose worker gopark parks and goready readies, and the runtime semaphore " +
 		"released with handoff (the submitter gives its P to the worker). " +
@@ -96,6 +97,7 @@ func handoffRows(g handoffGroup) []harness.Row {
 		row("knit MPSC, capacity 1", func() slot { return mpscSlot{knit.NewMPSC[func()](1)} }),
 		row("knit SPSC, capacity 1", func() slot { return &spscSlot{q: knit.NewSPSC[func()](1)} }),
 		row("knit Event + one-word slot", func() slot { return &eventSlot{} }),
+		row("knit Event + one-word slot, Handoff", func() slot { return &eventSlot{handoff: true} }),
 		row(limitHandoffPark, func() slot { return &parkSlot{} }),
 		row(limitHandoffSema, func() slot { return &semaSlot{} }),
 		{Group: g.String(), Name: "knit pool.Go", Start: func(harness.Config) (harness.Bench, error) {
@@ -178,18 +180,24 @@ func (s *spscSlot) take() func() {
 func (s *spscSlot) done() bool { return s.left.Add(-1) == 0 }
 
 // eventSlot is a one-word slot and an Event: the submitter stores the
-// func, sets full and notifies; the worker waits for full.
+// func, sets full and notifies (with Handoff where handoff is set: a
+// worker it wakes runs at once); the worker waits for full.
 type eventSlot struct {
-	fn   func() // written before full is set, read after it is seen
-	full atomic.Uint32
-	ev   knit.Event
-	cond func() bool
+	fn      func() // written before full is set, read after it is seen
+	full    atomic.Uint32
+	ev      knit.Event
+	cond    func() bool
+	handoff bool
 }
 
 func (s *eventSlot) put(f func()) bool {
 	s.fn = f
 	s.full.Store(1)
-	s.ev.Notify(1)
+	if s.handoff {
+		s.ev.Handoff()
+	} else {
+		s.ev.Notify(1)
+	}
 	return false
 }
 

@@ -270,7 +270,7 @@ func TestHandoffSuite(t *testing.T) {
 		t.Fatal(err)
 	}
 	res := harness.Run(ss[0], tiny())
-	if want := 10 * len(handoffGroups(harness.Tiny)); len(res.Rows) != want {
+	if want := 11 * len(handoffGroups(harness.Tiny)); len(res.Rows) != want {
 		t.Errorf("%d rows, want %d", len(res.Rows), want)
 	}
 	for _, r := range res.Rows {
