@@ -359,9 +359,9 @@ func (e *Event) notify(n int) (woken int) {
 // caller runs again after it. A caller that goes on producing after the
 // Notify (a stream, a batch) wants Notify: a yield at every wake would
 // trade its throughput for the consumer's latency. With nobody
-// registered, Handoff is Notify's one load. In a pool's per-task handoff
-// it took 0.71-0.87x a channel's time where Notify took 0.90-1.11x
-// (BENCHMARKS.md, "Handoff and Call+Wait: the floors in the same run").
+// registered, Handoff is Notify's one load. Measured against Notify and
+// the runtime's floors: BENCHMARKS.md, "Handoff and Call+Wait: the floors
+// in the same run".
 func (e *Event) Handoff() {
 	if uint64(e.waiters.Load())|emul.Pending() != 0 && e.notify(1) > 0 {
 		if haveLinkname {

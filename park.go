@@ -62,12 +62,10 @@ func (p Park) spinEachWait() time.Duration {
 }
 
 // procsWindow is how long, in cycle-counter ticks, a wait's reading of
-// GOMAXPROCS holds: 10 ms where the counter's rate is known, and 10^7
-// ticks on amd64, whose TSC rate is not known before calibration (3-5 ms
-// at 2-3.5 GHz). A spin decision that lags a GOMAXPROCS change by that
-// much costs a few spins too many or too few; a lock per wait costs every
-// wait, more with every waiter (BENCHMARKS.md, "Spin budgets on two
-// CPUs", reading GOMAXPROCS).
+// GOMAXPROCS holds: 10 ms, or 10^7 ticks where the counter's rate is not
+// known before calibration (amd64). A spin decision that lags a change by
+// that much costs a few spins; a lock per wait costs every wait, more
+// with every waiter (BENCHMARKS.md, "Spin budgets on two CPUs").
 var procsWindow = func() uint64 {
 	if hz := archCounterHz(); hz > 0 {
 		return uint64(hz) / 100

@@ -100,15 +100,10 @@ func ForgetGOMAXPROCS() { procsRead.at.Store(0) }
 // ResolveCached is Resolve with DefaultSpinsCached in place of
 // DefaultSpins.
 func ResolveCached(d, def time.Duration, now func() uint64, window uint64) time.Duration {
-	switch {
-	case d > 0:
-		if Off() {
-			return 0
-		}
-		return d
-	case d < 0:
-		return 0
-	case DefaultSpinsCached(now, window):
+	if d != 0 {
+		return Resolve(d, def) // reads no GOMAXPROCS
+	}
+	if DefaultSpinsCached(now, window) {
 		return max(def, 0)
 	}
 	return 0
