@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"runtime"
+	"runtime/pprof"
 	"slices"
 	"strings"
 	"sync"
@@ -505,9 +506,13 @@ func TestResizePinned(t *testing.T) {
 func TestResizeScale(t *testing.T) {
 	n, budget := 16384, time.Second
 	if raceEnabled {
-		// Fewer: the race detector's own cost per goroutine grows with
-		// their number past a few thousand.
-		n, budget = 8192, 2*budget
+		// Fewer, with more time each: under the race detector a look at
+		// a queue costs about a microsecond, and the growth with a
+		// backlog has each of the 64 workers it rings look at every
+		// queue a few times (at 8192 workers that step took 0.2–1.8 s of
+		// CPU beside two busy loops, at 4096 up to 1.1 s). A pool whose
+		// every worker looked at every queue would spend 16 s here.
+		n, budget = 4096, 3*budget
 	}
 	if emulated {
 		budget *= 5
@@ -545,7 +550,8 @@ func TestResizeScale(t *testing.T) {
 				if used := cputime.Used() - cpu0; used > budget {
 					// Not Stats: it waits for the Resize in progress.
 					stuck = true
-					t.Fatalf("%s: not done after %v of CPU (%v)", name, used, time.Since(start))
+					t.Fatalf("%s: not done after %v of CPU (%v); the goroutines, grouped by stack:\n%s",
+						name, used, time.Since(start), goroutineGroups(32<<10))
 				}
 			}
 		}
@@ -602,4 +608,16 @@ func TestResizeScale(t *testing.T) {
 	if s := p.Stats(); s.Submitted != s.Completed || s.Completed != uint64(queued+1+2*64) || s.Workers != 0 {
 		t.Fatalf("after Close: %+v", s)
 	}
+}
+
+// goroutineGroups returns the goroutines' stacks, those that are the same
+// counted once, cut to at most limit bytes: what a step over its budget
+// was doing.
+func goroutineGroups(limit int) string {
+	var b strings.Builder
+	_ = pprof.Lookup("goroutine").WriteTo(&b, 1)
+	if s := b.String(); len(s) > limit {
+		return s[:limit] + "\n[cut]"
+	}
+	return b.String()
 }
