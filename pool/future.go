@@ -246,21 +246,19 @@ func (f Future[Out]) Wait(ctx context.Context) (Out, error) {
 func (f Future[Out]) wait(ctx context.Context) (v Out, err error, stopped bool) {
 	r := f.r
 	o := r.owner
-	if !curgCheap || !eventHandsOff {
-		// Yield once first where the Event will not (a knit_nolinkname
-		// build) or where naming the goroutine takes a stack dump (a
-		// purego build, see self): the worker the Call readied on this
-		// P runs, and the result is often ready when this goroutine
-		// resumes, with no park and no identity asked. Elsewhere the
-		// Event's deferred handoff does the yield, on the local run
-		// queue and only when it helps. Without any yield a
-		// knit_nolinkname Wait parks before the workers run, and a
-		// CallBatch's packets come back late enough to be allocated
-		// anew (TestZeroAllocs).
-		runtime.Gosched()
-		if v, err, ok := r.take(f.gen); ok {
-			return v, err, false
-		}
+	// Yield once first. A Call readies a parked worker onto the caller's
+	// P, where it runs once the caller gives the P up, and a worker that
+	// finds its queue empty after a task yields once before it registers
+	// (see worker.loop): so the result is most often ready when this
+	// goroutine resumes, and neither side registered, parked or rang a
+	// doorbell. A result that comes from a worker on another P costs the
+	// yield, one pass through the scheduler, before the park. Without it
+	// a CallBatch's packets come back late enough to be allocated anew
+	// (TestZeroAllocs), and a purego build would name the goroutine
+	// (see self), which takes a stack dump, on every Wait.
+	goyield()
+	if v, err, ok := r.take(f.gen); ok {
+		return v, err, false
 	}
 	if w := o.pool().self(); w != nil {
 		return f.help(ctx, w)

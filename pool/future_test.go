@@ -266,3 +266,35 @@ func TestFutureReleasesResult(t *testing.T) {
 		t.Fatal("recycled slot still holds the call's values")
 	}
 }
+
+// TestCallWaitStaysOnP: with one P, a caller and its worker take turns on
+// it through the yields before registering (see Future.wait and
+// worker.loop): back-to-back Call+Wait rounds park the worker rarely, not
+// once a round as a doorbell handoff does.
+func TestCallWaitStaysOnP(t *testing.T) {
+	if !yieldLinked {
+		t.Skip("the worker yields before it parks only where runtime.goyield is linked")
+	}
+	watchdog(t, 20*time.Second)
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
+	p := New(Config{Workers: 1})
+	defer p.Close()
+	tk := NewTask(p, func(x int) int { return x + 1 })
+	ctx := context.Background()
+	for i := range 100 {
+		tk.Call(i).Wait(ctx)
+	}
+	const rounds = 2000
+	before := p.Stats()
+	for i := range rounds {
+		if v, err := tk.Call(i).Wait(ctx); err != nil || v != i+1 {
+			t.Fatalf("Call(%d) = %d, %v", i, v, err)
+		}
+	}
+	after := p.Stats()
+	// A timer, the GC or the watchdog may take the P between the two
+	// yields now and then; a tenth of the rounds leaves room for them.
+	if parks := after.Parks - before.Parks; parks > rounds/10 {
+		t.Fatalf("the worker parked %d times in %d rounds on one P, want at most %d", parks, rounds, rounds/10)
+	}
+}

@@ -150,6 +150,17 @@ func (w *worker) loop() {
 				w.run(j)
 				continue
 			}
+		} else if w.yieldsFirst() {
+			// One yield before registering: a caller waiting for the
+			// task just run is most often queued on this P behind this
+			// worker (see Future.wait), and runs now, takes its result
+			// and may queue the next call, which the look below finds
+			// with no park, no wake and no ring on either side.
+			goyield()
+			if j := w.next(); j != nil {
+				w.run(j)
+				continue
+			}
 		}
 		t := bell.Prepare()
 		w.blk.asleep.set(w.bit) // after Prepare, before the re-check: see sleepers.go
@@ -174,6 +185,15 @@ func (w *worker) loop() {
 		_ = bell.Wait(context.Background(), t, p.park) // no deadline: only a ring ends it
 		w.wakes.inc()
 	}
+}
+
+// yieldsFirst reports whether the worker yields once before it parks
+// (see loop): where the runtime's local-queue yield is linked, and not
+// for a pinned worker, whose goroutine is locked to its thread (a yield
+// would hand its P to another thread and back), nor for one that sleeps
+// on the futex, the backend for pinned workers (see Config.Park).
+func (w *worker) yieldsFirst() bool {
+	return yieldLinked && w.cpu < 0 && w.p.park.Backend != knit.BackendFutex
 }
 
 // firstPark parks a worker that has just started, after a look at its
