@@ -2,6 +2,18 @@
 
 package suites
 
+import "github.com/knit-go/knit/bench/internal/harness"
+
 // haveLimitRing is false: the all-assembly limit rows exist only where
 // limitring_$GOARCH.s does.
 const haveLimitRing = false
+
+// startLimitStream and startLimitPair stand in for rigtorp_limit.go's so
+// that the suite compiles; rigtorpRows adds no row that calls them.
+func startLimitStream(capacity, slot int) harness.Bench {
+	panic("spsc-rigtorp: no all-assembly limit ring on this GOARCH")
+}
+
+func startLimitPair() harness.Bench {
+	panic("spsc-rigtorp: no all-assembly limit ring on this GOARCH")
+}

@@ -188,47 +188,6 @@ func (s *rigStream) check(what string, got uint64) error {
 	return nil
 }
 
-// limitStream is the throughput limit: limitPush/limitPop in chunks.
-type limitStream struct {
-	rigStream
-	r    *limitRing
-	slot int
-}
-
-func startLimitStream(capacity, slot int) *limitStream {
-	s := &limitStream{r: newLimitRing(capacity, slot), slot: slot}
-	s.start(func() {
-		for !s.stop.Load() {
-			if s.slot == 4 {
-				limitPush32(s.r, rigChunk, rigSpins)
-			} else {
-				limitPush64(s.r, rigChunk, rigSpins)
-			}
-		}
-	})
-	return s
-}
-
-func (s *limitStream) Run(n int) error {
-	s.pinRun()
-	for left := uint64(n); left > 0; {
-		var got, bad uint64
-		if s.slot == 4 {
-			got, bad = limitPop32(s.r, left, rigSpins)
-		} else {
-			got, bad = limitPop64(s.r, left, rigSpins)
-		}
-		if bad != 0 {
-			return fmt.Errorf("all-assembly ring: %d items out of order", bad)
-		}
-		if got == 0 {
-			runtime.Gosched()
-		}
-		left -= got
-	}
-	return nil
-}
-
 // rigSPSC is the knit SPSC rows, for 4- and 8-byte items. The loops call
 // the ends' methods directly (a type parameter over the element type
 // leaves them static calls); Words, a different type, has its own loops.
@@ -367,41 +326,6 @@ func startPinnedPingPong() harness.Bench {
 // The round-trip rows use rigStream's frame too: the partner goroutine,
 // pinned to CPU 1, answers each request v with v+1 until stopped; Run,
 // pinned to CPU 0, times n round trips.
-
-// limitPair is the all-assembly round trip.
-type limitPair struct {
-	rigStream
-	req, rep *limitRing
-	pending  uint64
-}
-
-func startLimitPair() harness.Bench {
-	p := &limitPair{req: newLimitRing(64, 4), rep: newLimitRing(64, 4)}
-	p.start(func() {
-		for !p.stop.Load() {
-			if limitPong32(p.req, p.rep, rigSpins) == 0 {
-				runtime.Gosched()
-			}
-		}
-	})
-	return p
-}
-
-func (p *limitPair) Run(n int) error {
-	p.pinRun()
-	for left := uint64(n); left > 0; {
-		trips, pending, bad := limitPing32(p.req, p.rep, left, rigSpins, p.pending)
-		if bad != 0 {
-			return fmt.Errorf("all-assembly pair: %d answers wrong", bad)
-		}
-		p.pending = pending
-		if trips == 0 {
-			runtime.Gosched()
-		}
-		left -= trips
-	}
-	return nil
-}
 
 type rigPair32 struct {
 	rigStream
