@@ -152,7 +152,7 @@ func (r *seqRing[T]) pushFrom(v *T) status {
 	} else {
 		st, pos = r.pushMulti(v)
 	}
-	if st == stOK {
+	if st == stOK && r.pushPending(pos, pos+1) {
 		r.pushed(pos, pos+1)
 	}
 	return st
@@ -170,8 +170,8 @@ func (r *seqRing[T]) popTo(v *T) status {
 	} else {
 		st, pos = r.popMulti(v)
 	}
-	if st == stOK {
-		r.popped(pos, pos+1)
+	if b := &r.bells.notFull; st == stOK && b.pending(pos, pos+1) {
+		b.ring(pos, pos+1)
 	}
 	return st
 }
@@ -400,7 +400,7 @@ func (r *seqRing[T]) popBatch(dst []T) (int, uint64) {
 }
 
 // pushed rings notEmpty after positions (from, to] were published, and
-// popped rings notFull after they were freed: the doorbell sequence of
+// notFull's ring follows their freeing: the doorbell sequence of
 // bell.go, so these bells go relaxed once no waiter has registered for a
 // while, and a publish is then a release store (MOV on amd64) rather than
 // an XCHG, which drains the store buffer, the item's own lines included
@@ -427,6 +427,16 @@ func (r *seqRing[T]) popBatch(dst []T) (int, uint64) {
 // re-check; or after a reset that followed the consumer's registration,
 // which followed Close, so the load of closed, after that look, sees the
 // flag. (A flag seen before the bit is set only costs a NotifyAll.)
+//
+// pushPending and the bells' pending are the loads every push and pop
+// makes, written into pushFrom, popTo and the batches so that they inline
+// there (a call, to pushed or ring, is what the inliner cannot afford);
+// pushed and ring run out of line, only when there is someone to wake or
+// a relax check is due.
+func (r *seqRing[T]) pushPending(from, to uint64) bool {
+	return r.closed.Load() != 0 || r.bells.notEmpty.pending(from, to)
+}
+
 func (r *seqRing[T]) pushed(from, to uint64) {
 	b := &r.bells.notEmpty
 	if r.closed.Load() != 0 {
@@ -434,12 +444,6 @@ func (r *seqRing[T]) pushed(from, to uint64) {
 		return
 	}
 	if b.pending(from, to) {
-		b.ring(from, to)
-	}
-}
-
-func (r *seqRing[T]) popped(from, to uint64) {
-	if b := &r.bells.notFull; b.pending(from, to) {
 		b.ring(from, to)
 	}
 }
@@ -545,7 +549,7 @@ func (r *seqRing[T]) pushN(vs []T) int {
 		defer r.side.leave()
 	}
 	n, pos := r.pushBatch(vs)
-	if n > 0 {
+	if n > 0 && r.pushPending(pos, pos+uint64(n)) {
 		r.pushed(pos, pos+uint64(n))
 	}
 	return n
@@ -557,8 +561,8 @@ func (r *seqRing[T]) popN(dst []T) int {
 		defer r.side.leave()
 	}
 	n, pos := r.popBatch(dst)
-	if n > 0 {
-		r.popped(pos, pos+uint64(n))
+	if b := &r.bells.notFull; n > 0 && b.pending(pos, pos+uint64(n)) {
+		b.ring(pos, pos+uint64(n))
 	}
 	return n
 }
