@@ -504,7 +504,7 @@ func (b *Broadcast[T]) gating(h uint64) {
 		return
 	}
 	if t := b.tail.Load() &^ closedBit; t-h > b.last {
-		nf.notify(1)
+		nf.notify(1, false)
 	}
 }
 

@@ -271,7 +271,7 @@ func (e *Event) Wait(ctx context.Context, t Ticket, p Park) error {
 // lock, no syscall.
 func (e *Event) Notify(n int) {
 	if uint64(e.waiters.Load())|emul.Pending() != 0 {
-		e.notify(n)
+		e.notify(n, false)
 	}
 }
 
@@ -323,8 +323,10 @@ func (e *Event) Notify(n int) {
 // missed W1; CI runs it on native arm64 and Apple silicon.
 
 // notify is Notify with a waiter registered (or an emulated GOARCH). It
-// returns how many runtime sleepers it woke.
-func (e *Event) notify(n int) (woken int) {
+// returns how many runtime sleepers it woke. handoff is Handoff's: when
+// it woke a sleeper, the yield that follows is the handoff a note would
+// stand for, so notify takes back this P's note instead of leaving one.
+func (e *Event) notify(n int, handoff bool) (woken int) {
 	if !emul.Native() && emul.StoreLoadBroken() {
 		// qemu-user on an x86 host lets the caller's store (N1) pass
 		// the load of waiters (N2): fence and load again.
@@ -346,7 +348,11 @@ func (e *Event) notify(n int) (woken int) {
 		woken = e.wakeQueue(n)
 	}
 	if haveLinkname {
-		markReadied()
+		if handoff && woken > 0 {
+			clearReadied()
+		} else {
+			markReadied()
+		}
 	}
 	return woken
 }
@@ -363,14 +369,11 @@ func (e *Event) notify(n int) (woken int) {
 // the runtime's floors: BENCHMARKS.md, "Handoff and Call+Wait: the floors
 // in the same run".
 func (e *Event) Handoff() {
-	if uint64(e.waiters.Load())|emul.Pending() != 0 && e.notify(1) > 0 {
-		if haveLinkname {
-			// The yield is the handoff the note stands for: take the
-			// note back, so the woken goroutine's next Wait on this P
-			// sleeps rather than yields, and the next Handoff finds it
-			// asleep and yields to it again.
-			readied[curP()%len(readied)].v.Store(0)
-		}
+	// notify leaves no note on this P when it woke a sleeper (and takes
+	// back one an earlier Notify left): the woken goroutine's next Wait
+	// on this P then sleeps rather than yields, and the next Handoff
+	// finds it asleep and yields to it again.
+	if uint64(e.waiters.Load())|emul.Pending() != 0 && e.notify(1, true) > 0 {
 		goyield()
 	}
 }
@@ -445,6 +448,15 @@ var readiedWindow = func() uint64 {
 
 func markReadied() {
 	readied[curP()%len(readied)].v.Store(archCycles() | 1)
+}
+
+// clearReadied takes back the note on the caller's P, if there is one: a
+// load first, since the note is most often clear already and the store
+// is an XCHG.
+func clearReadied() {
+	if r := &readied[curP()%len(readied)].v; r.Load() != 0 {
+		r.Store(0)
+	}
 }
 
 // takeReadied reports a note on the caller's P from a Notify less than
