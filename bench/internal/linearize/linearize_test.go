@@ -594,7 +594,7 @@ func TestBatchesSeeThroughRacingPeers(t *testing.T) {
 								n, _ = q.TryPopBatch(buf[:1+done%3])
 							} else {
 								for i := range buf {
-									buf[i] = uint64(w<<32 | done + i)
+									buf[i] = uint64(w)<<32 | uint64(done+i)
 								}
 								n, _ = q.TryPushBatch(buf[:1+done%3])
 							}
