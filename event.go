@@ -8,6 +8,7 @@ import (
 	"sync/atomic"
 
 	"github.com/knit-go/knit/internal/emul"
+	"github.com/knit-go/knit/internal/sched"
 )
 
 // Event is a doorbell for a condition that lives in the caller's memory
@@ -246,7 +247,7 @@ func (e *Event) Wait(ctx context.Context, t Ticket, p Park) error {
 		// woke a goroutine, most likely the one that will make our
 		// condition true. Let it run first; like a spin, this phase is
 		// registered but not asleep, and re-checks the word after.
-		goyield()
+		sched.Yield()
 		if e.seq.Load() != tk {
 			e.unregister("Wait")
 			return nil
@@ -374,7 +375,7 @@ func (e *Event) Handoff() {
 	// on this P then sleeps rather than yields, and the next Handoff
 	// finds it asleep and yields to it again.
 	if uint64(e.waiters.Load())|emul.Pending() != 0 && e.notify(1, true) > 0 {
-		goyield()
+		sched.Yield()
 	}
 }
 

@@ -4,7 +4,7 @@ package knit
 
 import "unsafe" // for go:linkname
 
-// The runtime's own park, ready and yield, the pinning of a goroutine to
+// The runtime's own park and ready, the pinning of a goroutine to
 // its P, and its semaphore. The runtime marks each of these "Do not remove or change the type signature"
 // (go.dev/issue/67401), so the linker's linkname check lets them
 // through. Build with -tags knit_nolinkname where a toolchain refuses
@@ -45,14 +45,6 @@ func semacquire(addr *uint32)
 //
 //go:linkname semrelease sync.runtime_Semrelease
 func semrelease(addr *uint32, handoff bool, skipframes int)
-
-// goyield puts the calling goroutine at the back of its P's run queue
-// and runs the scheduler: runtime.Gosched, but onto the local queue
-// rather than the global one, so the goroutine stays on its P and other
-// Ps do not take it.
-//
-//go:linkname goyield runtime.goyield
-func goyield()
 
 // procPin returns the id of the caller's P and keeps the goroutine on
 // it until procUnpin.

@@ -3,7 +3,6 @@
 package knit
 
 import (
-	"runtime"
 	"unsafe"
 )
 
@@ -12,8 +11,6 @@ import (
 // every ctx; parkLinked keeps it off gopark and goready.
 
 const haveLinkname = false
-
-func goyield() { runtime.Gosched() }
 
 func semacquire(*uint32)            { panic("knit: semaphore not linked") }
 func semrelease(*uint32, bool, int) { panic("knit: semaphore not linked") }

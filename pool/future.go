@@ -7,6 +7,7 @@ import (
 	"sync/atomic"
 
 	"github.com/knit-go/knit"
+	"github.com/knit-go/knit/internal/sched"
 )
 
 // Future is the pending result of one Task.Call or Submit. It is a small
@@ -254,9 +255,8 @@ func (f Future[Out]) wait(ctx context.Context) (v Out, err error, stopped bool) 
 	// doorbell. A result that comes from a worker on another P costs the
 	// yield, one pass through the scheduler, before the park. Without it
 	// a CallBatch's packets come back late enough to be allocated anew
-	// (TestZeroAllocs), and a purego build would name the goroutine
-	// (see self), which takes a stack dump, on every Wait.
-	goyield()
+	// (TestZeroAllocs).
+	sched.Yield()
 	if v, err, ok := r.take(f.gen); ok {
 		return v, err, false
 	}

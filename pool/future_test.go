@@ -11,6 +11,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/knit-go/knit/internal/sched"
 )
 
 var errBoom = errors.New("boom")
@@ -272,7 +274,7 @@ func TestFutureReleasesResult(t *testing.T) {
 // worker.loop): back-to-back Call+Wait rounds park the worker rarely, not
 // once a round as a doorbell handoff does.
 func TestCallWaitStaysOnP(t *testing.T) {
-	if !yieldLinked {
+	if !sched.Linked {
 		t.Skip("the worker yields before it parks only where runtime.goyield is linked")
 	}
 	watchdog(t, 20*time.Second)

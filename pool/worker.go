@@ -10,6 +10,7 @@ import (
 
 	"github.com/knit-go/knit"
 	"github.com/knit-go/knit/affinity"
+	"github.com/knit-go/knit/internal/sched"
 	"github.com/knit-go/knit/internal/spinpolicy"
 )
 
@@ -156,7 +157,7 @@ func (w *worker) loop() {
 			// worker (see Future.wait), and runs now, takes its result
 			// and may queue the next call, which the look below finds
 			// with no park, no wake and no ring on either side.
-			goyield()
+			sched.Yield()
 			if j := w.next(); j != nil {
 				w.run(j)
 				continue
@@ -193,7 +194,7 @@ func (w *worker) loop() {
 // would hand its P to another thread and back), nor for one that sleeps
 // on the futex, the backend for pinned workers (see Config.Park).
 func (w *worker) yieldsFirst() bool {
-	return yieldLinked && w.cpu < 0 && w.p.park.Backend != knit.BackendFutex
+	return sched.Linked && w.cpu < 0 && w.p.park.Backend != knit.BackendFutex
 }
 
 // firstPark parks a worker that has just started, after a look at its
