@@ -1,8 +1,11 @@
 package knit
 
+import "context"
+
 // MPSC, SPMC and MPMC are one ring, seqRing, with a single or a shared
 // side: the grid's calls are seqRing's, written once, and each type only
-// says which sides several goroutines may share.
+// says which sides several goroutines may share (and declares the four
+// calls that move one item, below).
 //
 // Like every ring, they publish with a release store once nobody has
 // waited through their own calls for a while (bell.go), so wait for them
@@ -11,8 +14,9 @@ package knit
 
 // MPSC is a bounded multi-producer single-consumer ring: any number of
 // goroutines push, one pops; it has both sides of the grid ([Queue]).
-// Producers claim slots by CAS on a shared index (a failed CAS backs off
-// with the spin hint); the consumer, being alone, stores its index.
+// Producers claim slots by CAS on a shared index (a lost CAS backs off:
+// it spins where spinning pays and yields below four CPUs, as other
+// waits do); the consumer, being alone, stores its index.
 // Close is safe from any goroutine. The zero MPSC is not a ring; create
 // one with NewMPSC.
 type MPSC[T any] struct{ seqRing[T] }
@@ -66,3 +70,48 @@ func NewMPMC[T any](capacity int, park ...Park) *MPMC[T] {
 	q.init("MPMC", capacity, false, false, park)
 	return q
 }
+
+// Each type declares the calls that move one item, rather than having them
+// promoted from seqRing: the wrapper Go generates for a promoted method
+// copies an item passed in memory (one of more than one word) twice more
+// on every call (BENCHMARKS.md, "Peers: one call per claim, and a lost
+// claim yields").
+
+// TryPush adds v if there is room: see Producer.TryPush.
+func (q *MPSC[T]) TryPush(v T) error { return q.tryPush(&v) }
+
+// TryPop removes the oldest ready item: see Consumer.TryPop.
+func (q *MPSC[T]) TryPop() (v T, err error) { err = q.tryPop(&v); return }
+
+// Push adds v, waiting while the ring is full: see Producer.Push.
+func (q *MPSC[T]) Push(ctx context.Context, v T) error { return q.pushWait(ctx, &v) }
+
+// Pop removes the oldest item, waiting while the ring is empty: see
+// Consumer.Pop.
+func (q *MPSC[T]) Pop(ctx context.Context) (v T, err error) { err = q.popWait(ctx, &v); return }
+
+// TryPush adds v if there is room: see Producer.TryPush.
+func (q *SPMC[T]) TryPush(v T) error { return q.tryPush(&v) }
+
+// TryPop removes the oldest ready item: see Consumer.TryPop.
+func (q *SPMC[T]) TryPop() (v T, err error) { err = q.tryPop(&v); return }
+
+// Push adds v, waiting while the ring is full: see Producer.Push.
+func (q *SPMC[T]) Push(ctx context.Context, v T) error { return q.pushWait(ctx, &v) }
+
+// Pop removes the oldest item, waiting while the ring is empty: see
+// Consumer.Pop.
+func (q *SPMC[T]) Pop(ctx context.Context) (v T, err error) { err = q.popWait(ctx, &v); return }
+
+// TryPush adds v if there is room: see Producer.TryPush.
+func (q *MPMC[T]) TryPush(v T) error { return q.tryPush(&v) }
+
+// TryPop removes the oldest ready item: see Consumer.TryPop.
+func (q *MPMC[T]) TryPop() (v T, err error) { err = q.tryPop(&v); return }
+
+// Push adds v, waiting while the ring is full: see Producer.Push.
+func (q *MPMC[T]) Push(ctx context.Context, v T) error { return q.pushWait(ctx, &v) }
+
+// Pop removes the oldest item, waiting while the ring is empty: see
+// Consumer.Pop.
+func (q *MPMC[T]) Pop(ctx context.Context) (v T, err error) { err = q.popWait(ctx, &v); return }

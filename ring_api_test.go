@@ -666,3 +666,19 @@ func TestKeepFenced(t *testing.T) {
 		})
 	}
 }
+
+// TestSeqRingLostClaimPolicy: a lost CAS on an index spins only where
+// spinning pays (casLost); a ring made with fewer Ps yields instead.
+func TestSeqRingLostClaimPolicy(t *testing.T) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
+	if q := NewMPMC[int](8); q.spinOnLoss {
+		t.Fatal("an MPMC made at GOMAXPROCS 1 spins after a lost claim; want a yield")
+	}
+	runtime.GOMAXPROCS(spinpolicy.MinProcs)
+	for _, r := range []*seqRing[int]{&NewMPSC[int](8).seqRing, &NewSPMC[int](8).seqRing, &NewMPMC[int](8).seqRing} {
+		if want := spinpolicy.DefaultSpins(); r.spinOnLoss != want {
+			t.Fatalf("a ring made at GOMAXPROCS %d on %d CPUs: spinOnLoss = %v, want %v (spinpolicy.DefaultSpins)",
+				spinpolicy.MinProcs, runtime.NumCPU(), r.spinOnLoss, want)
+		}
+	}
+}

@@ -4,7 +4,10 @@ import (
 	"context"
 	"iter"
 	"reflect"
+	"runtime"
 	"sync/atomic"
+
+	"github.com/knit-go/knit/internal/spinpolicy"
 )
 
 // seqRing is the bounded ring with a sequence number per slot (Dmitry
@@ -73,6 +76,7 @@ type seqRing[T any] struct {
 	last           uint64 // capacity-1; below mask, pushes also check admits
 	singleProducer bool   // SPMC: the producer stores tail and owns Close
 	singleConsumer bool   // MPSC: the consumer stores head
+	spinOnLoss     bool   // a lost CAS spins rather than yields: see casLost
 	clearSlots     bool   // T holds pointers: a pop clears the slot it took
 }
 
@@ -83,10 +87,35 @@ type seqSlot[T any] struct {
 	seq atomic.Uint64 // see the table on seqRing
 }
 
-// seqBackoff makes a failed CAS on an index back off (knit's Backoff:
-// growing runs of the spin hint) before the next attempt. A variable so
-// that BenchmarkRingContended can measure what it buys.
+// clear drops the item a pop took, for the collector.
+func (s *seqSlot[T]) clear() {
+	var zero T
+	s.val = zero
+}
+
+// seqBackoff makes a lost CAS on an index back off (casLost) before the
+// next attempt. A variable so that BenchmarkRingContended can measure what
+// it buys.
 var seqBackoff = true
+
+// casLost backs off after a CAS on an index lost to another goroutine of
+// the same side. Where spinning pays (spinpolicy.DefaultSpins when the
+// ring was made) it spins, in Backoff's growing runs of the spin hint.
+// Below that it yields the P, as a try loop does after a failed try: on
+// two CPUs a retry after a short spin takes the index's line back from
+// the CPU whose goroutine just won it, and contended rings moved an item
+// per line transfer; a yield, which leaves the line where it is, measured
+// faster in every contended shape there (BENCHMARKS.md, "Peers: one call
+// per claim, and a lost claim yields").
+func (r *seqRing[T]) casLost(bo *Backoff) {
+	switch {
+	case !seqBackoff:
+	case r.spinOnLoss:
+		bo.Spin()
+	default:
+		runtime.Gosched()
+	}
+}
 
 func (r *seqRing[T]) init(kind string, capacity int, singleProducer, singleConsumer bool, park []Park) {
 	c := roundCapacity(kind, capacity, sizeOf[seqSlot[T]]())
@@ -94,6 +123,7 @@ func (r *seqRing[T]) init(kind string, capacity int, singleProducer, singleConsu
 	r.mask = uint64(c - 1)
 	r.last = uint64(capacity - 1)
 	r.singleProducer, r.singleConsumer = singleProducer, singleConsumer
+	r.spinOnLoss = spinpolicy.DefaultSpins()
 	r.clearSlots = holdsPointers(reflect.TypeFor[T]())
 	r.bells.park = ringPark(kind, park)
 }
@@ -140,6 +170,12 @@ func (r *seqRing[T]) pop() (v T, st status) {
 	return v, st
 }
 
+// pushFrom and popTo make a shared side's first attempt themselves, so
+// that a claim won at once, the common case, is a single call below the
+// grid's; pushMulti and popMulti, which repeat it, run only after a lost
+// CAS, a stale index, or a full ring (BENCHMARKS.md, "Peers: one call per
+// claim, and a lost claim yields"). An empty ring answers from here too:
+// a try loop's misses are most of its pops.
 func (r *seqRing[T]) pushFrom(v *T) status {
 	var st status
 	var pos uint64
@@ -150,7 +186,19 @@ func (r *seqRing[T]) pushFrom(v *T) status {
 		}
 		st, pos = r.pushSingle(v)
 	} else {
-		st, pos = r.pushMulti(v)
+		// Orders as in pushMulti.
+		pos = r.tail.Load()
+		s, lap := r.slot(pos), r.lap(pos)
+		switch {
+		case pos&closedBit != 0 || s.seq.Load() != lap || !r.admits(pos):
+			st, pos = r.pushMulti(v, false)
+		case r.tail.CompareAndSwap(pos, pos+1):
+			s.val = *v
+			publish(&s.seq, lap+1, &r.bells.notEmpty.mode)
+			st = stOK
+		default:
+			st, pos = r.pushMulti(v, true)
+		}
 	}
 	if st == stOK && r.pushPending(pos, pos+1) {
 		r.pushed(pos, pos+1)
@@ -168,7 +216,24 @@ func (r *seqRing[T]) popTo(v *T) status {
 		}
 		st, pos = r.popSingle(v)
 	} else {
-		st, pos = r.popMulti(v)
+		// Orders as in popMulti.
+		pos = r.head.Load()
+		s, lap := r.slot(pos), r.lap(pos)
+		switch d := int64(s.seq.Load() - (lap + 1)); {
+		case d < 0:
+			return r.emptyStatus(pos)
+		case d > 0:
+			st, pos = r.popMulti(v, false)
+		case r.head.CompareAndSwap(pos, pos+1):
+			*v = s.val
+			if r.clearSlots {
+				s.clear()
+			}
+			publish(&s.seq, lap+2*(r.mask+1), &r.bells.notFull.mode)
+			st = stOK
+		default:
+			st, pos = r.popMulti(v, true)
+		}
 	}
 	if b := &r.bells.notFull; st == stOK && b.pending(pos, pos+1) {
 		b.ring(pos, pos+1)
@@ -177,10 +242,14 @@ func (r *seqRing[T]) popTo(v *T) status {
 }
 
 // pushMulti claims the tail by CAS. A failed CAS means another producer
-// claimed the position (move on) or Close set the bit (stop). On success
-// it returns the position it filled, for the bell.
-func (r *seqRing[T]) pushMulti(v *T) (status, uint64) {
+// claimed the position (move on) or Close set the bit (stop). lost says
+// that the caller's own attempt lost its CAS, so the retry backs off
+// first. On success it returns the position it filled, for the bell.
+func (r *seqRing[T]) pushMulti(v *T, lost bool) (status, uint64) {
 	var bo Backoff
+	if lost {
+		r.casLost(&bo)
+	}
 	pos := r.tail.Load()
 	for {
 		if pos&closedBit != 0 {
@@ -201,9 +270,7 @@ func (r *seqRing[T]) pushMulti(v *T) (status, uint64) {
 				publish(&s.seq, r.lap(pos)+1, &r.bells.notEmpty.mode)
 				return stOK, pos
 			}
-			if seqBackoff {
-				bo.Spin()
-			}
+			r.casLost(&bo)
 		case d < 0:
 			// The slot still holds the item of pos-cap: full.
 			return stFull, 0
@@ -236,10 +303,13 @@ func (r *seqRing[T]) pushSingle(v *T) (status, uint64) {
 	return stOK, pos
 }
 
-// popMulti claims the head by CAS and returns the position it took.
-func (r *seqRing[T]) popMulti(dst *T) (status, uint64) {
-	var zero T
+// popMulti claims the head by CAS and returns the position it took; lost
+// is pushMulti's.
+func (r *seqRing[T]) popMulti(dst *T, lost bool) (status, uint64) {
 	var bo Backoff
+	if lost {
+		r.casLost(&bo)
+	}
 	pos := r.head.Load()
 	for {
 		s := r.slot(pos)
@@ -249,7 +319,7 @@ func (r *seqRing[T]) popMulti(dst *T) (status, uint64) {
 			if r.head.CompareAndSwap(pos, pos+1) {
 				*dst = s.val
 				if r.clearSlots {
-					s.val = zero
+					s.clear()
 				}
 				// Release: pairs with the producers' acquire load of
 				// seq; the item is read before the slot reads as free
@@ -258,9 +328,7 @@ func (r *seqRing[T]) popMulti(dst *T) (status, uint64) {
 				publish(&s.seq, r.lap(pos)+2*(r.mask+1), &r.bells.notFull.mode)
 				return stOK, pos
 			}
-			if seqBackoff {
-				bo.Spin()
-			}
+			r.casLost(&bo)
 		case d < 0:
 			return r.emptyStatus(pos), 0
 		}
@@ -271,7 +339,6 @@ func (r *seqRing[T]) popMulti(dst *T) (status, uint64) {
 // popSingle is the one consumer's pop: head is stored, not CASed, since
 // nobody else moves it.
 func (r *seqRing[T]) popSingle(dst *T) (status, uint64) {
-	var zero T
 	pos := r.head.Load() // our own store
 	s := r.slot(pos)
 	if s.seq.Load() != r.lap(pos)+1 { // acquire, as in popMulti
@@ -279,7 +346,7 @@ func (r *seqRing[T]) popSingle(dst *T) (status, uint64) {
 	}
 	*dst = s.val
 	if r.clearSlots {
-		s.val = zero
+		s.clear()
 	}
 	storeRel(&s.seq, r.lap(pos)+2*(r.mask+1))      // release, as in popMulti
 	publish(&r.head, pos+1, &r.bells.notFull.mode) // for Len; fences after both
@@ -333,9 +400,7 @@ func (r *seqRing[T]) pushBatch(vs []T) (int, uint64) {
 			return 0, 0
 		}
 		if !r.singleProducer && !r.tail.CompareAndSwap(pos, pos+n) {
-			if seqBackoff {
-				bo.Spin()
-			}
+			r.casLost(&bo)
 			continue
 		}
 		for i := range n {
@@ -358,7 +423,6 @@ func (r *seqRing[T]) pushBatch(vs []T) (int, uint64) {
 // CAS when there are several consumers; it returns the count and the
 // first position, as pushBatch does.
 func (r *seqRing[T]) popBatch(dst []T) (int, uint64) {
-	var zero T
 	var bo Backoff
 	for {
 		pos := r.head.Load()
@@ -375,16 +439,14 @@ func (r *seqRing[T]) popBatch(dst []T) (int, uint64) {
 			return 0, 0
 		}
 		if !r.singleConsumer && !r.head.CompareAndSwap(pos, pos+n) {
-			if seqBackoff {
-				bo.Spin()
-			}
+			r.casLost(&bo)
 			continue
 		}
 		for i := range n {
 			s := r.slot(pos + i)
 			dst[i] = s.val
 			if r.clearSlots {
-				s.val = zero
+				s.clear()
 			}
 			if i < n-1 || r.singleConsumer {
 				storeRel(&s.seq, r.lap(pos+i)+2*(r.mask+1))
@@ -467,38 +529,35 @@ func (r *seqRing[T]) sides() (push, pop *sideGuard, ring string) {
 	return nil, nil, "MPMC"
 }
 
-// The grid (see Producer and Consumer), promoted to MPSC, SPMC and MPMC.
+// The grid (see Producer and Consumer), promoted to MPSC, SPMC and MPMC,
+// but for the four calls that take or return one item: each type declares
+// those itself (multi.go), on top of tryPush, tryPop, pushWait and
+// popWait, which pass the item by pointer.
 
-// TryPush adds v if there is room: see Producer.TryPush.
-func (r *seqRing[T]) TryPush(v T) error { return statusErr[r.pushFrom(&v)&7] }
+func (r *seqRing[T]) tryPush(v *T) error { return statusErr[r.pushFrom(v)&7] }
 
-// TryPop removes the oldest ready item: see Consumer.TryPop.
-func (r *seqRing[T]) TryPop() (v T, err error) {
-	st := r.popTo(&v)
-	return v, statusErr[st&7]
-}
+func (r *seqRing[T]) tryPop(dst *T) error { return statusErr[r.popTo(dst)&7] }
 
-// Push adds v, waiting while the ring is full: see Producer.Push.
-func (r *seqRing[T]) Push(ctx context.Context, v T) error {
+func (r *seqRing[T]) pushWait(ctx context.Context, v *T) error {
 	if err := ctxErr(ctx); err != nil {
 		return err
 	}
-	if r.pushFrom(&v) == stOK {
+	if r.pushFrom(v) == stOK {
 		return nil
 	}
-	return pushSlow[T](r, &r.bells, ctx, v)
+	return pushSlow[T](r, &r.bells, ctx, *v)
 }
 
-// Pop removes the oldest item, waiting while the ring is empty: see
-// Consumer.Pop.
-func (r *seqRing[T]) Pop(ctx context.Context) (v T, err error) {
+func (r *seqRing[T]) popWait(ctx context.Context, dst *T) error {
 	if err := ctxErr(ctx); err != nil {
-		return v, err
+		return err
 	}
-	if r.popTo(&v) == stOK {
-		return v, nil
+	if r.popTo(dst) == stOK {
+		return nil
 	}
-	return popSlow[T](r, &r.bells, ctx)
+	v, err := popSlow[T](r, &r.bells, ctx)
+	*dst = v
+	return err
 }
 
 // TryPushBatch adds the prefix of vs that fits, with one claim of the

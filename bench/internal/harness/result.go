@@ -53,8 +53,13 @@ type RowResult struct {
 	// Ratio is MedianNs over the reference row's MedianNs in the same
 	// group: 2 means twice as slow as the reference. 0 when the group
 	// has no usable reference.
-	Ratio  float64 `json:"ratio_vs_ref"`
-	HasCPU bool    `json:"has_cpu"`
+	Ratio float64 `json:"ratio_vs_ref"`
+	// Versus is Row.Versus; RoundRatio is the median, over the rounds
+	// that both rows completed, of this row's time per op over Versus's
+	// in the same round. 0 when there is no such row or round.
+	Versus     string  `json:"versus,omitempty"`
+	RoundRatio float64 `json:"round_ratio_vs,omitempty"`
+	HasCPU     bool    `json:"has_cpu"`
 	// CountersPerOp is each counter's median per op, by name: only the
 	// counters every sample has.
 	CountersPerOp map[string]float64 `json:"counters_per_op,omitempty"`
@@ -149,6 +154,36 @@ func (s *SuiteResult) setRatios() {
 		r := &s.Rows[i]
 		if d, ok := ref[r.Group]; ok && r.Error == "" && !math.IsNaN(r.MedianNs) {
 			r.Ratio = r.MedianNs / d
+		}
+	}
+	s.setRoundRatios()
+}
+
+// setRoundRatios fills RoundRatio for every row that names a Versus row.
+func (s *SuiteResult) setRoundRatios() {
+	type key struct{ group, name string }
+	byName := map[key]*RowResult{}
+	for i := range s.Rows {
+		byName[key{s.Rows[i].Group, s.Rows[i].Name}] = &s.Rows[i]
+	}
+	for i := range s.Rows {
+		r := &s.Rows[i]
+		v, ok := byName[key{r.Group, r.Versus}]
+		if r.Versus == "" || !ok || r.Error != "" || v.Error != "" {
+			continue
+		}
+		theirs := map[int]float64{}
+		for _, smp := range v.Samples {
+			theirs[smp.Round] = smp.NsPerOp()
+		}
+		var per []float64
+		for _, smp := range r.Samples {
+			if d, ok := theirs[smp.Round]; ok && d > 0 {
+				per = append(per, smp.NsPerOp()/d)
+			}
+		}
+		if len(per) > 0 {
+			r.RoundRatio = stats.Median(per)
 		}
 	}
 }

@@ -42,7 +42,7 @@ func Run(s Suite, cfg Config) SuiteResult {
 	ops := make([]int, len(rows))
 	for i, row := range rows {
 		rr := &res.Rows[i]
-		rr.Group, rr.Name, rr.Bytes = row.Group, row.Name, row.Bytes
+		rr.Group, rr.Name, rr.Bytes, rr.Versus = row.Group, row.Name, row.Bytes, row.Versus
 		cfg.progress("%s: calibrate %s", s.Name, rowLabel(row))
 		n, err := calibrateRow(row, cfg)
 		if err != nil {

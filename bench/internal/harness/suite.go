@@ -83,6 +83,12 @@ type Row struct {
 	// Bytes is the payload moved by one op, for the GB/s column; 0 when
 	// the row moves no payload worth counting.
 	Bytes int64
+	// Versus names the row of the same group this one is read against
+	// round by round (RowResult.RoundRatio), besides the group's
+	// reference: "" for none. A round runs every row once, one after the
+	// other, so a machine whose speed drifts between rounds moves a row
+	// and its counterpart together.
+	Versus string
 	// Start makes a fresh instance. The harness calls it once per round
 	// (and once to calibrate), so nothing a row leaves running overlaps
 	// another row's timed window.

@@ -153,6 +153,15 @@ func writeTable(b *strings.Builder, s harness.SuiteResult, group string) {
 	}
 	head := []string{"row", "median", "min", "max", "vs ref", "CPU-µs/op"}
 	align := []string{"---", "---:", "---:", "---:", "---:", "---:"}
+	paired := false
+	for _, r := range rows {
+		paired = paired || r.Versus != ""
+	}
+	if paired {
+		// After "vs ref": each row over the row it names, round by round.
+		head = append(head[:5:5], "vs pair, per round", "CPU-µs/op")
+		align = append(align[:5:5], "---", "---:")
+	}
 	for _, c := range s.Counters {
 		head, align = append(head, counterColumn(c.Name)), append(align, "---:")
 	}
@@ -184,7 +193,15 @@ func writeTable(b *strings.Builder, s harness.SuiteResult, group string) {
 			cpu = sig3(r.CPUusPerOp)
 			cores = fmt.Sprintf("%.2f", r.Cores)
 		}
-		cells = append(cells, FormatNs(r.MedianNs), FormatNs(r.MinNs), FormatNs(r.MaxNs), ratio(r.Ratio), cpu)
+		cells = append(cells, FormatNs(r.MedianNs), FormatNs(r.MinNs), FormatNs(r.MaxNs), ratio(r.Ratio))
+		if paired {
+			pair := "—"
+			if r.Versus != "" {
+				pair = ratio(r.RoundRatio) + " " + escape(r.Versus)
+			}
+			cells = append(cells, pair)
+		}
+		cells = append(cells, cpu)
 		for _, c := range s.Counters {
 			cells = append(cells, counterCell(c, r))
 		}

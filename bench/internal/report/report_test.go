@@ -232,3 +232,30 @@ func contains(xs []string, x string) bool {
 	}
 	return false
 }
+
+// TestMarkdownRoundRatio: a table whose rows name a Versus row carries a
+// column with each such row's per-round ratio and the row it is read
+// against; a table without has no such column.
+func TestMarkdownRoundRatio(t *testing.T) {
+	s := harness.SuiteResult{
+		Name: "p", Unit: "op", Ref: "them",
+		Rows: []harness.RowResult{
+			{Name: "them", MedianNs: 100, MinNs: 90, MaxNs: 110, Ratio: 1},
+			{Name: "us", MedianNs: 80, MinNs: 70, MaxNs: 90, Ratio: 0.8, Versus: "them", RoundRatio: 0.75},
+		},
+	}
+	md := SuiteMarkdown(s)
+	for _, want := range []string{
+		"| vs ref | vs pair, per round | CPU-µs/op |",
+		"| 1.00× | — | n/a |",
+		"| 0.80× | 0.75× them | n/a |",
+	} {
+		if !strings.Contains(md, want) {
+			t.Errorf("markdown lacks %q:\n%s", want, md)
+		}
+	}
+	s.Rows[1].Versus = ""
+	if md := SuiteMarkdown(s); strings.Contains(md, "per round") {
+		t.Errorf("a table without Versus rows has the per-round column:\n%s", md)
+	}
+}

@@ -29,7 +29,8 @@ var peersSuite = harness.Suite{
 	Description: "knit's rings against xsync's MPMCQueue and SPSCQueue, cell by cell: items of 8, 24 and 64 bytes; " +
 		"try loops that yield after every failed try and loops that spin 64 tries then yield, on both; knit's blocking " +
 		"Push/Pop; 1P1C (MPMC and SPSC), 2P2C and 4P4C; a buffered channel of the same items in every group. " +
-		"Reference: xsync MPMCQueue with the yield-every-miss loop (the shape of a program ported from xsync).",
+		"Reference: xsync MPMCQueue with the yield-every-miss loop (the shape of a program ported from xsync); " +
+		"each knit row is also read against its xsync counterpart round by round (the matrix's cell).",
 	Unit: "item",
 	Ref:  refPeers,
 	Rows: func(cfg harness.Config) []harness.Row {
@@ -130,45 +131,50 @@ func (s tryStyle) pop(try func() (uint64, bool, error)) func() (uint64, error) {
 
 func peerRows[T peerItem](nwords, p int) []harness.Row {
 	g := fmt.Sprintf("%d B items, %dP%dC", 8*nwords, p, p)
-	row := func(name string, start func() harness.Bench) harness.Row {
-		return harness.Row{Group: g, Name: name, Start: func(harness.Config) (harness.Bench, error) { return start(), nil }}
+	row := func(name, versus string, start func() harness.Bench) harness.Row {
+		return harness.Row{Group: g, Name: name, Versus: versus,
+			Start: func(harness.Config) (harness.Bench, error) { return start(), nil }}
 	}
+	// Each knit row is read against its xsync counterpart round by round
+	// (the matrix's cell); the blocking rows against xsync yielding every
+	// miss, which has no blocking call.
+	const xMPMC, xSPSC = "xsync MPMCQueue, ", "xsync SPSCQueue, "
 	var rows []harness.Row
 	for _, st := range []tryStyle{yieldEvery, spinYield} {
 		rows = append(rows,
-			row("xsync MPMCQueue, "+st.name, func() harness.Bench {
+			row(xMPMC+st.name, "", func() harness.Bench {
 				q := xsync.NewMPMCQueue[T](ringCap)
 				return xsyncPeer(st, p, q.TryEnqueue, q.TryDequeue)
 			}),
-			row("knit MPMC, "+st.name, func() harness.Bench {
+			row("knit MPMC, "+st.name, xMPMC+st.name, func() harness.Bench {
 				q := knit.NewMPMC[T](ringCap)
 				return knitPeer[T](st, p, q, q)
 			}),
 		)
 		if p == 1 {
 			rows = append(rows,
-				row("xsync SPSCQueue, "+st.name, func() harness.Bench {
+				row(xSPSC+st.name, "", func() harness.Bench {
 					q := xsync.NewSPSCQueue[T](ringCap)
 					return xsyncPeer(st, p, q.TryEnqueue, q.TryDequeue)
 				}),
-				row("knit SPSC, "+st.name, func() harness.Bench {
+				row("knit SPSC, "+st.name, xSPSC+st.name, func() harness.Bench {
 					q := knit.NewSPSC[T](ringCap)
 					return knitPeer[T](st, p, q.Producer(), q.Consumer())
 				}),
 			)
 		}
 	}
-	rows = append(rows, row("knit MPMC, blocking Push/Pop", func() harness.Bench {
+	rows = append(rows, row("knit MPMC, blocking Push/Pop", xMPMC+yieldEvery.name, func() harness.Bench {
 		q := knit.NewMPMC[T](ringCap)
 		return knitBlockingPeer[T](p, q, q, q.Close)
 	}))
 	if p == 1 {
-		rows = append(rows, row("knit SPSC, blocking Push/Pop", func() harness.Bench {
+		rows = append(rows, row("knit SPSC, blocking Push/Pop", xSPSC+yieldEvery.name, func() harness.Bench {
 			q := knit.NewSPSC[T](ringCap)
 			return knitBlockingPeer[T](1, q.Producer(), q.Consumer(), nil)
 		}))
 	}
-	return append(rows, row(fmt.Sprintf("Go channel (chan of %d B items)", 8*nwords), func() harness.Bench {
+	return append(rows, row(fmt.Sprintf("Go channel (chan of %d B items)", 8*nwords), "", func() harness.Bench {
 		ch := make(chan T, ringCap)
 		return startContended(p, p,
 			func(v uint64) error { ch <- mkItem[T](v); return nil },

@@ -66,6 +66,12 @@ func TestSmokeEverySuite(t *testing.T) {
 				if r.Ratio == 0 {
 					t.Errorf("%s / %s: no ratio (no reference %q in its group?)", r.Group, r.Name, s.Ref)
 				}
+				if r.Versus != "" && !(r.RoundRatio > 0) {
+					t.Errorf("%s / %s: no per-round ratio (is %q a row of its group?)", r.Group, r.Name, r.Versus)
+				}
+				if s.Name == "peers" && strings.HasPrefix(r.Name, "knit ") && r.Versus == "" {
+					t.Errorf("%s / %s: a knit row of the peers matrix with no xsync row to be read against", r.Group, r.Name)
+				}
 			}
 			if refs == 0 {
 				t.Errorf("no row is the reference %q", s.Ref)
