@@ -72,10 +72,11 @@ func NewMPMC[T any](capacity int, park ...Park) *MPMC[T] {
 }
 
 // Each type declares the calls that move one item, rather than having them
-// promoted from seqRing: the wrapper Go generates for a promoted method
-// copies an item passed in memory (one of more than one word) twice more
-// on every call (BENCHMARKS.md, "Peers: one call per claim, and a lost
-// claim yields").
+// promoted from seqRing: for an item passed in memory (one of more than
+// one word) the wrapper Go generates for a promoted method copies it twice
+// more on the way in, and zeroes the result once more and adds a jump on
+// the way out (BENCHMARKS.md, "Peers: one call per claim, and a lost claim
+// yields").
 
 // TryPush adds v if there is room: see Producer.TryPush.
 func (q *MPSC[T]) TryPush(v T) error { return q.tryPush(&v) }

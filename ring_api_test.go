@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 	"unsafe"
@@ -668,12 +669,24 @@ func TestKeepFenced(t *testing.T) {
 }
 
 // TestSeqRingLostClaimPolicy: a lost CAS on an index spins only where
-// spinning pays (casLost); a ring made with fewer Ps yields instead.
+// spinning pays; a ring made with fewer Ps yields its P instead, so a
+// goroutine waiting for that P runs before the retry.
 func TestSeqRingLostClaimPolicy(t *testing.T) {
 	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
-	if q := NewMPMC[int](8); q.spinOnLoss {
+	q := NewMPMC[int](8)
+	if q.spinOnLoss {
 		t.Fatal("an MPMC made at GOMAXPROCS 1 spins after a lost claim; want a yield")
 	}
+	var ran atomic.Bool
+	done := make(chan struct{})
+	go func() { ran.Store(true); close(done) }()
+	var bo Backoff
+	q.casLost(&bo) // one P: the goroutine above can only run if this yields
+	if !ran.Load() {
+		t.Error("casLost on a ring made at GOMAXPROCS 1 did not yield the P")
+	}
+	<-done
+
 	runtime.GOMAXPROCS(spinpolicy.MinProcs)
 	for _, r := range []*seqRing[int]{&NewMPSC[int](8).seqRing, &NewSPMC[int](8).seqRing, &NewMPMC[int](8).seqRing} {
 		if want := spinpolicy.DefaultSpins(); r.spinOnLoss != want {

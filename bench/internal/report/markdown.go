@@ -151,17 +151,17 @@ func writeTable(b *strings.Builder, s harness.SuiteResult, group string) {
 			bytes = bytes || r.Bytes > 0
 		}
 	}
-	head := []string{"row", "median", "min", "max", "vs ref", "CPU-µs/op"}
-	align := []string{"---", "---:", "---:", "---:", "---:", "---:"}
+	head := []string{"row", "median", "min", "max", "vs ref"}
+	align := []string{"---", "---:", "---:", "---:", "---:"}
 	paired := false
 	for _, r := range rows {
 		paired = paired || r.Versus != ""
 	}
 	if paired {
-		// After "vs ref": each row over the row it names, round by round.
-		head = append(head[:5:5], "vs pair, per round", "CPU-µs/op")
-		align = append(align[:5:5], "---", "---:")
+		// Each row over the row it names, round by round.
+		head, align = append(head, "vs pair, per round"), append(align, "---")
 	}
+	head, align = append(head, "CPU-µs/op"), append(align, "---:")
 	for _, c := range s.Counters {
 		head, align = append(head, counterColumn(c.Name)), append(align, "---:")
 	}
