@@ -1149,14 +1149,22 @@ func TestEventHandoff(t *testing.T) {
 		}
 	}()
 	waitSleepers(t, &e, 1)
+	// A round is a handoff only if the worker was asleep when Handoff ran.
+	// A preemption (sysmon, or a GC's stop request on a loaded machine)
+	// can leave it runnable but not yet asleep, and then Handoff has no
+	// one to yield to; without the yield every round would miss.
+	misses := 0
 	for r := int32(1); r <= rounds; r++ {
 		round.Store(r)
 		e.Handoff()
-		if got := took.Load(); got != r && haveLinkname {
-			t.Fatalf("round %d: the worker had taken %d on Handoff's return", r, got)
+		if got := took.Load(); got != r {
+			misses++
 		}
 	}
 	<-done
+	if misses > rounds/20 && haveLinkname {
+		t.Fatalf("in %d of %d rounds the worker had not taken the round on Handoff's return", misses, rounds)
+	}
 	if n := e.Waiters(); n != 0 {
 		t.Fatalf("%d waiters left", n)
 	}
