@@ -28,7 +28,7 @@ type limitRing struct {
 	head      uint64 // consumer's
 	tailCache uint64
 	_         [knit.CacheLineSize - 16]byte
-	buf       unsafe.Pointer // cap slots of 4 or 8 bytes
+	buf       unsafe.Pointer // cap slots of 4, 8 or 64 bytes, from a line
 	mask      uint64
 	_         [knit.CacheLineSize - 16]byte
 }
@@ -36,14 +36,18 @@ type limitRing struct {
 // haveLimitRing says the assembly exists on this GOARCH.
 const haveLimitRing = true
 
+// newLimitRing's slots start on a line, so that a 64-byte item is one
+// line of its own.
 func newLimitRing(capacity, slot int) *limitRing {
-	buf := make([]byte, capacity*slot)
-	return &limitRing{buf: unsafe.Pointer(unsafe.SliceData(buf)), mask: uint64(capacity - 1)}
+	buf := make([]byte, capacity*slot+knit.CacheLineSize)
+	off := -int(uintptr(unsafe.Pointer(unsafe.SliceData(buf)))) & (knit.CacheLineSize - 1)
+	return &limitRing{buf: unsafe.Pointer(&buf[off]), mask: uint64(capacity - 1)}
 }
 
 // The loops give up after spins unanswered polls, so that Go can preempt
 // the thread (a goroutine inside assembly cannot be stopped): callers loop
-// around them. The 32 and 64 variants move 4- and 8-byte items.
+// around them. The 32 and 64 variants move 4- and 8-byte items, the
+// Line variants 64-byte ones.
 
 // limitPush* pushes up to n items and returns how many went in.
 //
@@ -61,6 +65,15 @@ func limitPop32(r *limitRing, n, spins uint64) (got, bad uint64)
 
 //go:noescape
 func limitPop64(r *limitRing, n, spins uint64) (got, bad uint64)
+
+// limitPushLine and limitPopLine move 64-byte items, a line each, whose
+// eight words all hold the item's position.
+//
+//go:noescape
+func limitPushLine(r *limitRing, n, spins uint64) uint64
+
+//go:noescape
+func limitPopLine(r *limitRing, n, spins uint64) (got, bad uint64)
 
 // limitPing32 does up to n round trips (push to req, pop the answer from
 // rep), resuming one whose request is already out when pending is 1; it

@@ -314,3 +314,130 @@ done:
 	MOVQ CX, got+24(FP)
 	MOVQ R14, bad+32(FP)
 	RET
+
+// func limitPushLine(r *limitRing, n, spins uint64) uint64
+// limitPush64 for 64-byte items: the item's eight words each hold its
+// position, and a slot is a line of its own.
+TEXT ·limitPushLine(SB), NOSPLIT, $0-32
+	MOVQ r+0(FP), DI
+	MOVQ n+8(FP), BX
+	MOVQ spins+16(FP), R12
+	MOVQ limitRing_mask(DI), R9
+	MOVQ limitRing_buf(DI), R11
+	MOVQ limitRing_tail(DI), AX
+	MOVQ limitRing_headCache(DI), R8
+	XORQ CX, CX
+
+next:
+	CMPQ CX, BX
+	JAE  done
+	MOVQ R12, R13
+
+try:
+	MOVQ AX, DX
+	SUBQ R8, DX
+	CMPQ DX, R9
+	JLS  room
+	MOVQ limitRing_head(DI), R8
+	MOVQ AX, DX
+	SUBQ R8, DX
+	CMPQ DX, R9
+	JLS  room
+	DECQ R13
+	JNZ  try
+	JMP  done
+
+room:
+	MOVQ AX, R10
+	ANDQ R9, R10
+	SHLQ $6, R10
+	ADDQ R11, R10
+	MOVQ AX, 0(R10)
+	MOVQ AX, 8(R10)
+	MOVQ AX, 16(R10)
+	MOVQ AX, 24(R10)
+	MOVQ AX, 32(R10)
+	MOVQ AX, 40(R10)
+	MOVQ AX, 48(R10)
+	MOVQ AX, 56(R10)
+	INCQ AX
+	MOVQ AX, limitRing_tail(DI)
+	INCQ CX
+	JMP  next
+
+done:
+	MOVQ R8, limitRing_headCache(DI)
+	MOVQ CX, ret+24(FP)
+	RET
+
+// func limitPopLine(r *limitRing, n, spins uint64) (got, bad uint64)
+// limitPop64 for 64-byte items: an item is bad unless all eight words
+// hold its position.
+TEXT ·limitPopLine(SB), NOSPLIT, $0-40
+	MOVQ r+0(FP), DI
+	MOVQ n+8(FP), BX
+	MOVQ spins+16(FP), R12
+	MOVQ limitRing_mask(DI), R9
+	MOVQ limitRing_buf(DI), R11
+	MOVQ limitRing_head(DI), AX
+	MOVQ limitRing_tailCache(DI), R8
+	XORQ CX, CX
+	XORQ R14, R14
+
+next:
+	CMPQ CX, BX
+	JAE  done
+	MOVQ R12, R13
+
+try:
+	CMPQ AX, R8
+	JNE  have
+	MOVQ limitRing_tail(DI), R8
+	CMPQ AX, R8
+	JNE  have
+	DECQ R13
+	JNZ  try
+	JMP  done
+
+have:
+	MOVQ AX, R10
+	ANDQ R9, R10
+	SHLQ $6, R10
+	ADDQ R11, R10
+	MOVQ 0(R10), DX
+	XORQ AX, DX
+	MOVQ 8(R10), SI
+	XORQ AX, SI
+	ORQ  SI, DX
+	MOVQ 16(R10), SI
+	XORQ AX, SI
+	ORQ  SI, DX
+	MOVQ 24(R10), SI
+	XORQ AX, SI
+	ORQ  SI, DX
+	MOVQ 32(R10), SI
+	XORQ AX, SI
+	ORQ  SI, DX
+	MOVQ 40(R10), SI
+	XORQ AX, SI
+	ORQ  SI, DX
+	MOVQ 48(R10), SI
+	XORQ AX, SI
+	ORQ  SI, DX
+	MOVQ 56(R10), SI
+	XORQ AX, SI
+	ORQ  SI, DX
+	JZ   ok
+	INCQ R14
+
+ok:
+	INCQ AX
+	MOVQ AX, limitRing_head(DI)
+	INCQ CX
+	JMP  next
+
+done:
+	MOVQ R8, limitRing_tailCache(DI)
+	MOVQ CX, got+24(FP)
+	MOVQ R14, bad+32(FP)
+	RET

@@ -324,3 +324,120 @@ done:
 	MOVD R3, got+24(FP)
 	MOVD R14, bad+32(FP)
 	RET
+
+// func limitPushLine(r *limitRing, n, spins uint64) uint64
+// limitPush64 for 64-byte items: the item's eight words each hold its
+// position, and a slot is a line of its own.
+TEXT ·limitPushLine(SB), NOSPLIT, $0-32
+	MOVD r+0(FP), R0
+	MOVD n+8(FP), R1
+	MOVD spins+16(FP), R2
+	MOVD limitRing_mask(R0), R9
+	MOVD limitRing_buf(R0), R11
+	MOVD limitRing_tail(R0), R4
+	MOVD limitRing_headCache(R0), R8
+	ADD  $limitRing_tail, R0, R5
+	ADD  $limitRing_head, R0, R6
+	MOVD $0, R3
+
+next:
+	CMP  R1, R3
+	BHS  done
+	MOVD R2, R13
+
+try:
+	SUB  R8, R4, R7
+	CMP  R9, R7
+	BLS  room
+	LDAR (R6), R8
+	SUB  R8, R4, R7
+	CMP  R9, R7
+	BLS  room
+	SUBS $1, R13, R13
+	BNE  try
+	B    done
+
+room:
+	AND  R9, R4, R10
+	ADD  R10<<6, R11, R10
+	STP  (R4, R4), 0(R10)
+	STP  (R4, R4), 16(R10)
+	STP  (R4, R4), 32(R10)
+	STP  (R4, R4), 48(R10)
+	ADD  $1, R4, R4
+	STLR R4, (R5)
+	ADD  $1, R3, R3
+	B    next
+
+done:
+	MOVD R8, limitRing_headCache(R0)
+	MOVD R3, ret+24(FP)
+	RET
+
+// func limitPopLine(r *limitRing, n, spins uint64) (got, bad uint64)
+// limitPop64 for 64-byte items: an item is bad unless all eight words
+// hold its position.
+TEXT ·limitPopLine(SB), NOSPLIT, $0-40
+	MOVD r+0(FP), R0
+	MOVD n+8(FP), R1
+	MOVD spins+16(FP), R2
+	MOVD limitRing_mask(R0), R9
+	MOVD limitRing_buf(R0), R11
+	MOVD limitRing_head(R0), R4
+	MOVD limitRing_tailCache(R0), R8
+	ADD  $limitRing_tail, R0, R5
+	ADD  $limitRing_head, R0, R6
+	MOVD $0, R3
+	MOVD $0, R14
+
+next:
+	CMP  R1, R3
+	BHS  done
+	MOVD R2, R13
+
+try:
+	CMP  R8, R4
+	BNE  have
+	LDAR (R5), R8
+	CMP  R8, R4
+	BNE  have
+	SUBS $1, R13, R13
+	BNE  try
+	B    done
+
+have:
+	AND  R9, R4, R10
+	ADD  R10<<6, R11, R10
+	LDP  0(R10), (R15, R12)
+	EOR  R4, R15, R7
+	EOR  R4, R12, R12
+	ORR  R12, R7, R7
+	LDP  16(R10), (R15, R12)
+	EOR  R4, R15, R15
+	ORR  R15, R7, R7
+	EOR  R4, R12, R12
+	ORR  R12, R7, R7
+	LDP  32(R10), (R15, R12)
+	EOR  R4, R15, R15
+	ORR  R15, R7, R7
+	EOR  R4, R12, R12
+	ORR  R12, R7, R7
+	LDP  48(R10), (R15, R12)
+	EOR  R4, R15, R15
+	ORR  R15, R7, R7
+	EOR  R4, R12, R12
+	ORR  R12, R7, R7
+	CBZ  R7, ok
+	ADD  $1, R14, R14
+
+ok:
+	ADD  $1, R4, R4
+	STLR R4, (R6)
+	ADD  $1, R3, R3
+	B    next
+
+done:
+	MOVD R8, limitRing_tailCache(R0)
+	MOVD R3, got+24(FP)
+	MOVD R14, bad+32(FP)
+	RET

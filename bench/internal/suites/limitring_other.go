@@ -9,7 +9,8 @@ import "github.com/knit-go/knit/bench/internal/harness"
 const haveLimitRing = false
 
 // startLimitStream and startLimitPair stand in for rigtorp_limit.go's so
-// that the suite compiles; rigtorpRows adds no row that calls them.
+// that the suites compile; rigtorpRows and peerRows add no row that calls
+// them.
 func startLimitStream(capacity, slot int) harness.Bench {
 	panic("spsc-rigtorp: no all-assembly limit ring on this GOARCH")
 }

@@ -19,7 +19,10 @@ import (
 // wait), one that spins 64 tries and then yields, and knit's blocking
 // Push and Pop, which xsync has no counterpart of. Shape: 1P1C (MPMC and
 // SPSC on both sides), 2P2C and 4P4C. A buffered channel of the same item
-// type is in every group.
+// type is in every group. The 1P1C groups of 8- and 64-byte items also
+// hold their floor (peersLimit): a 64-byte item fills a line, so no
+// layout lets two items share a transfer, and the row says what moving
+// one line per item costs with no library in the loop.
 //
 // Every word of an item carries its number, and consumers check that the
 // words agree, so a torn or mixed item fails the run; the contended
@@ -28,7 +31,8 @@ var peersSuite = harness.Suite{
 	Name: "peers",
 	Description: "knit's rings against xsync's MPMCQueue and SPSCQueue, cell by cell: items of 8, 24 and 64 bytes; " +
 		"try loops that yield after every failed try and loops that spin 64 tries then yield, on both; knit's blocking " +
-		"Push/Pop; 1P1C (MPMC and SPSC), 2P2C and 4P4C; a buffered channel of the same items in every group. " +
+		"Push/Pop; 1P1C (MPMC and SPSC), 2P2C and 4P4C; a buffered channel of the same items in every group, and in the " +
+		"1P1C groups of 8- and 64-byte items the floor: the items through SPSC indices in all-assembly loops. " +
 		"Reference: xsync MPMCQueue with the yield-every-miss loop (the shape of a program ported from xsync); " +
 		"each knit row is also read against its xsync counterpart round by round (the matrix's cell).",
 	Unit: "item",
@@ -52,6 +56,10 @@ var peersSuite = harness.Suite{
 }
 
 const refPeers = "xsync MPMCQueue, yield every miss"
+
+// peersLimit names the 1P1C groups' floor row, for 8- and 64-byte items
+// (limitring.go; where its assembly exists).
+const peersLimit = "limit: SPSC indices, all assembly, spinning, pinned"
 
 // The item types: n words, each holding the item's number.
 type (
@@ -172,6 +180,14 @@ func peerRows[T peerItem](nwords, p int) []harness.Row {
 		rows = append(rows, row("knit SPSC, blocking Push/Pop", xSPSC+yieldEvery.name, func() harness.Bench {
 			q := knit.NewSPSC[T](ringCap)
 			return knitBlockingPeer[T](1, q.Producer(), q.Consumer(), nil)
+		}))
+	}
+	if p == 1 && haveLimitRing && (nwords == 1 || nwords == 8) {
+		// The floor of a 1P1C cell: the items through SPSC indices in loops
+		// written wholly in assembly, spinning, pinned to two CPUs.
+		slot := 8 * nwords
+		rows = append(rows, row(peersLimit, "", func() harness.Bench {
+			return warm(startLimitStream(ringCap, slot), ringCap)
 		}))
 	}
 	return append(rows, row(fmt.Sprintf("Go channel (chan of %d B items)", 8*nwords), "", func() harness.Bench {

@@ -9,10 +9,11 @@ import (
 	"github.com/knit-go/knit/bench/internal/harness"
 )
 
-// The spsc-rigtorp suite's limit rows, over the all-assembly loops of
-// limitring_$GOARCH.s.
+// The spsc-rigtorp suite's limit rows, and the peers suite's 1P1C floor,
+// over the all-assembly loops of limitring_$GOARCH.s.
 
-// limitStream is the throughput limit: limitPush/limitPop in chunks.
+// limitStream is the throughput limit: limitPush/limitPop in chunks, of
+// 4-, 8- or 64-byte items (slot).
 type limitStream struct {
 	rigStream
 	r    *limitRing
@@ -23,10 +24,13 @@ func startLimitStream(capacity, slot int) *limitStream {
 	s := &limitStream{r: newLimitRing(capacity, slot), slot: slot}
 	s.start(func() {
 		for !s.stop.Load() {
-			if s.slot == 4 {
+			switch s.slot {
+			case 4:
 				limitPush32(s.r, rigChunk, rigSpins)
-			} else {
+			case 8:
 				limitPush64(s.r, rigChunk, rigSpins)
+			default:
+				limitPushLine(s.r, rigChunk, rigSpins)
 			}
 		}
 	})
@@ -37,10 +41,13 @@ func (s *limitStream) Run(n int) error {
 	s.pinRun()
 	for left := uint64(n); left > 0; {
 		var got, bad uint64
-		if s.slot == 4 {
+		switch s.slot {
+		case 4:
 			got, bad = limitPop32(s.r, left, rigSpins)
-		} else {
+		case 8:
 			got, bad = limitPop64(s.r, left, rigSpins)
+		default:
+			got, bad = limitPopLine(s.r, left, rigSpins)
 		}
 		if bad != 0 {
 			return fmt.Errorf("all-assembly ring: %d items out of order", bad)
