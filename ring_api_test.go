@@ -680,8 +680,17 @@ func TestSeqRingLostClaimPolicy(t *testing.T) {
 	var ran atomic.Bool
 	done := make(chan struct{})
 	go func() { ran.Store(true); close(done) }()
+	// One P: the goroutine above can only run if casLost yields. A yield
+	// can return without running it (every 61st schedule looks at the
+	// global queue first, where the yield put this goroutine), so allow
+	// a few; a spin instead of the yield, microseconds in all, never lets
+	// it run.
 	var bo Backoff
-	q.casLost(&bo) // one P: the goroutine above can only run if this yields
+	for range 8 {
+		if q.casLost(&bo); ran.Load() {
+			break
+		}
+	}
 	if !ran.Load() {
 		t.Error("casLost on a ring made at GOMAXPROCS 1 did not yield the P")
 	}

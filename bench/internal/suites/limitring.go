@@ -36,8 +36,8 @@ type limitRing struct {
 // haveLimitRing says the assembly exists on this GOARCH.
 const haveLimitRing = true
 
-// newLimitRing's slots start on a line, so that a 64-byte item is one
-// line of its own.
+// newLimitRing's slots start on a line (knit.CacheLineSize), so that a
+// 64-byte item never straddles two.
 func newLimitRing(capacity, slot int) *limitRing {
 	buf := make([]byte, capacity*slot+knit.CacheLineSize)
 	off := -int(uintptr(unsafe.Pointer(unsafe.SliceData(buf)))) & (knit.CacheLineSize - 1)

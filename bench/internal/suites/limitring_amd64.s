@@ -317,7 +317,7 @@ done:
 
 // func limitPushLine(r *limitRing, n, spins uint64) uint64
 // limitPush64 for 64-byte items: the item's eight words each hold its
-// position, and a slot is a line of its own.
+// position, in a 64-byte slot: a line of its own here.
 TEXT ·limitPushLine(SB), NOSPLIT, $0-32
 	MOVQ r+0(FP), DI
 	MOVQ n+8(FP), BX

@@ -327,7 +327,8 @@ done:
 
 // func limitPushLine(r *limitRing, n, spins uint64) uint64
 // limitPush64 for 64-byte items: the item's eight words each hold its
-// position, and a slot is a line of its own.
+// position, in a 64-byte slot (a line of its own on 64-byte-line
+// cores).
 TEXT ·limitPushLine(SB), NOSPLIT, $0-32
 	MOVD r+0(FP), R0
 	MOVD n+8(FP), R1

@@ -12,9 +12,9 @@ const haveLimitRing = false
 // that the suites compile; rigtorpRows and peerRows add no row that calls
 // them.
 func startLimitStream(capacity, slot int) harness.Bench {
-	panic("spsc-rigtorp: no all-assembly limit ring on this GOARCH")
+	panic("knitbench: no all-assembly limit ring on this GOARCH")
 }
 
 func startLimitPair() harness.Bench {
-	panic("spsc-rigtorp: no all-assembly limit ring on this GOARCH")
+	panic("knitbench: no all-assembly limit ring on this GOARCH")
 }

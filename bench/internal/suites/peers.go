@@ -20,9 +20,9 @@ import (
 // Push and Pop, which xsync has no counterpart of. Shape: 1P1C (MPMC and
 // SPSC on both sides), 2P2C and 4P4C. A buffered channel of the same item
 // type is in every group. The 1P1C groups of 8- and 64-byte items also
-// hold their floor (peersLimit): a 64-byte item fills a line, so no
-// layout lets two items share a transfer, and the row says what moving
-// one line per item costs with no library in the loop.
+// hold their floor (peersLimit): a 64-byte item fills a 64-byte line, so
+// no layout lets two items share a transfer, and the row says what moving
+// the items costs with no library in the loop.
 //
 // Every word of an item carries its number, and consumers check that the
 // words agree, so a torn or mixed item fails the run; the contended

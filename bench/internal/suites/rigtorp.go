@@ -141,7 +141,7 @@ func (s *rigStream) unpinRun() {
 // the window.
 func warm[B harness.Bench](b B, n int) B {
 	if err := b.Run(n); err != nil {
-		panic(fmt.Sprintf("spsc-rigtorp warm-up: %v", err))
+		panic(fmt.Sprintf("limit warm-up: %v", err))
 	}
 	return b
 }

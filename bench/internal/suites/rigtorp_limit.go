@@ -21,6 +21,9 @@ type limitStream struct {
 }
 
 func startLimitStream(capacity, slot int) *limitStream {
+	if slot != 4 && slot != 8 && slot != 64 {
+		panic(fmt.Sprintf("knitbench: no all-assembly loop for %d-byte items", slot))
+	}
 	s := &limitStream{r: newLimitRing(capacity, slot), slot: slot}
 	s.start(func() {
 		for !s.stop.Load() {
@@ -29,7 +32,7 @@ func startLimitStream(capacity, slot int) *limitStream {
 				limitPush32(s.r, rigChunk, rigSpins)
 			case 8:
 				limitPush64(s.r, rigChunk, rigSpins)
-			default:
+			case 64:
 				limitPushLine(s.r, rigChunk, rigSpins)
 			}
 		}
@@ -46,11 +49,11 @@ func (s *limitStream) Run(n int) error {
 			got, bad = limitPop32(s.r, left, rigSpins)
 		case 8:
 			got, bad = limitPop64(s.r, left, rigSpins)
-		default:
+		case 64:
 			got, bad = limitPopLine(s.r, left, rigSpins)
 		}
 		if bad != 0 {
-			return fmt.Errorf("all-assembly ring: %d items out of order", bad)
+			return fmt.Errorf("all-assembly ring: %d items out of order or torn", bad)
 		}
 		if got == 0 {
 			runtime.Gosched()
