@@ -12,29 +12,36 @@ import (
 // The spsc-rigtorp suite's limit rows, and the peers suite's 1P1C floor,
 // over the all-assembly loops of limitring_$GOARCH.s.
 
-// limitStream is the throughput limit: limitPush/limitPop in chunks, of
-// 4-, 8- or 64-byte items (slot).
+// limitStream is the throughput limit: a loop pair of limitLoops in
+// chunks.
 type limitStream struct {
 	rigStream
-	r    *limitRing
-	slot int
+	r     *limitRing
+	loops limitLoop
+}
+
+// limitLoop is one item size's pair of assembly loops.
+type limitLoop struct {
+	push func(r *limitRing, n, spins uint64) uint64
+	pop  func(r *limitRing, n, spins uint64) (got, bad uint64)
+}
+
+// limitLoops holds the loops by item size in bytes (the ring's slot).
+var limitLoops = map[int]limitLoop{
+	4:  {limitPush32, limitPop32},
+	8:  {limitPush64, limitPop64},
+	64: {limitPushLine, limitPopLine},
 }
 
 func startLimitStream(capacity, slot int) *limitStream {
-	if slot != 4 && slot != 8 && slot != 64 {
+	loops, ok := limitLoops[slot]
+	if !ok {
 		panic(fmt.Sprintf("knitbench: no all-assembly loop for %d-byte items", slot))
 	}
-	s := &limitStream{r: newLimitRing(capacity, slot), slot: slot}
+	s := &limitStream{r: newLimitRing(capacity, slot), loops: loops}
 	s.start(func() {
 		for !s.stop.Load() {
-			switch s.slot {
-			case 4:
-				limitPush32(s.r, rigChunk, rigSpins)
-			case 8:
-				limitPush64(s.r, rigChunk, rigSpins)
-			case 64:
-				limitPushLine(s.r, rigChunk, rigSpins)
-			}
+			s.loops.push(s.r, rigChunk, rigSpins)
 		}
 	})
 	return s
@@ -43,15 +50,7 @@ func startLimitStream(capacity, slot int) *limitStream {
 func (s *limitStream) Run(n int) error {
 	s.pinRun()
 	for left := uint64(n); left > 0; {
-		var got, bad uint64
-		switch s.slot {
-		case 4:
-			got, bad = limitPop32(s.r, left, rigSpins)
-		case 8:
-			got, bad = limitPop64(s.r, left, rigSpins)
-		case 64:
-			got, bad = limitPopLine(s.r, left, rigSpins)
-		}
+		got, bad := s.loops.pop(s.r, left, rigSpins)
 		if bad != 0 {
 			return fmt.Errorf("all-assembly ring: %d items out of order or torn", bad)
 		}
