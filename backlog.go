@@ -22,6 +22,10 @@ import (
 // the same queue without it, and where a bound is acceptable, an MPMC
 // takes no lock (BENCHMARKS.md, "Backlog").
 //
+// Wait for it with its blocking calls or Select; to watch it with an
+// Event of your own (TryPush, then Notify), first keep it fenced with
+// [KeepFenced], or the Event can miss a push, as with a Mailbox.
+//
 // The zero Backlog is not a queue; create one with NewBacklog.
 type Backlog[T any] struct {
 	mu sync.Mutex // one consumer at a time inside m's consumer side
@@ -76,6 +80,19 @@ func (b *Backlog[T]) popEmpty() status {
 func (b *Backlog[T]) sharedPop() bool { return true }
 
 func (b *Backlog[T]) sides() (push, pop *sideGuard, ring string) { return nil, nil, "Backlog" }
+
+// popInFlight: see ringCore and "In flight" (ringwait.go). Producers
+// claim slots with an add and publish out of order, and several
+// consumers wait, as on an MPMC. The consumers' position first, then the
+// producers' (which counts every claimed slot): a claim missed came
+// after the waiter registered. A push never waits, so no push is.
+func (b *Backlog[T]) popInFlight() bool {
+	head := b.m.head.Load()
+	tail, _ := b.m.indices()
+	return tail != head
+}
+
+func (b *Backlog[T]) pushInFlight() bool { return false }
 
 func (b *Backlog[T]) popOps() ringOps[T] { return b }
 

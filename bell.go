@@ -102,17 +102,7 @@ type ringBell struct {
 	kept     bool          // kept fenced: never relaxes (internal/ringmode); set before the ring is shared
 }
 
-func init() {
-	ringmode.SetKeepFenced(func(ring any) bool {
-		r, ok := ring.(interface{ bellsOf() *ringBells })
-		if !ok {
-			return false
-		}
-		b := r.bellsOf()
-		b.notEmpty.kept, b.notFull.kept = true, true
-		return true
-	})
-}
+func init() { ringmode.SetKeepFenced(keepFencedAny) } // the public switch, KeepFenced (watch.go)
 
 // publish stores v at p for the waiters of the bell whose mode is mode,
 // which the caller then rings (Notify): with a release store and no fence

@@ -38,7 +38,10 @@ import (
 // Subscription. Subscribe and SubscribeAfter may be called from anywhere.
 // Blocking calls spin for the ring's budget and then park, with no wake
 // while nobody waits; the Park given to NewBroadcast applies to both
-// sides.
+// sides. To watch a subscription with an Event of your own instead (the
+// producer, or the stage a follower follows, pushes or pops, then
+// Notifies), keep the Broadcast fenced with [KeepFenced] when it is made,
+// before the producer starts; otherwise the Event can miss the item.
 // Close is lossless: each subscription drains what it has not yet seen,
 // then gets ErrClosed. Close is a producer call, with SPSC's rule: from
 // the goroutine that pushes, or after its last call; a subscriber may not
@@ -594,6 +597,12 @@ func (b *Broadcast[T]) sharedPop() bool     { return false }
 func (s *Subscription[T]) sharedPush() bool { return false }
 func (s *Subscription[T]) sharedPop() bool  { return false }
 
+// One producer and one reader a subscription: nothing is ever in flight.
+func (b *Broadcast[T]) pushInFlight() bool    { return false }
+func (b *Broadcast[T]) popInFlight() bool     { return false }
+func (s *Subscription[T]) pushInFlight() bool { return false }
+func (s *Subscription[T]) popInFlight() bool  { return false }
+
 func (s *Subscription[T]) indices() (tail, head uint64) {
 	if s.b == nil {
 		return 0, 0
@@ -783,35 +792,23 @@ func (s *Subscription[T]) ready() status {
 	return stOK
 }
 
-// await waits until the next item is ready: popSlow's loop, with ready
-// for the attempt (PopFunc takes the item itself once it is).
+// await waits until the next item is ready: popSlow's wait (ringwait.go),
+// with ready for the attempt (PopFunc takes the item itself once it is).
 func (s *Subscription[T]) await(ctx context.Context) error {
 	bs := s.bellsOf()
-	for {
-		switch s.ready() {
-		case stOK:
-			return nil
-		case stDrained:
-			return ErrClosed
-		}
-		if err := ctx.Err(); err != nil {
-			return err
-		}
-		t, fenced := bs.notEmpty.prepare(s.barrier())
-		st := s.ready()
-		if st == stEmpty && !fenced {
-			bs.notEmpty.fence()
-			st = s.ready()
-		}
-		if st != stEmpty {
-			bs.notEmpty.Cancel(t)
-			continue
-		}
-		if err := bs.notEmpty.Wait(ctx, t, bs.park); err != nil {
-			return err
-		}
+	st, err := await(ctx, &bs.notEmpty, bs.park, 0, subCall[T]{s})
+	if err == nil && st == stDrained {
+		err = ErrClosed
 	}
+	return err
 }
+
+// subCall is a Subscription's blocked wait for its next item.
+type subCall[T any] struct{ s *Subscription[T] }
+
+func (c subCall[T]) attempt() status  { return c.s.ready() }
+func (c subCall[T]) position() uint64 { return c.s.barrier() }
+func (c subCall[T]) inFlight() bool   { return false } // one reader, one producer
 
 // TryPopBatch takes up to len(dst) ready items with one store of the
 // cursor: see Consumer.TryPopBatch.

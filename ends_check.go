@@ -29,22 +29,36 @@ import (
 const checkEnds = true
 
 // sideGuard watches one single side.
+//
+// It names goroutines by goid.ID, the runtime's goroutine id, which no
+// two goroutines ever share, and not by the address of their g
+// (goid.Curg): the runtime starts the next goroutine on a finished one's
+// g, and last and closedUnder outlive the goroutine they name. Keyed on
+// the g, a fresh goroutine handed a closed end after the producer had
+// exited, the documented way to close from outside (the producer's last
+// call, a WaitGroup, Close), was taken for the old producer and panicked
+// instead of getting ErrClosed (issue 48). With ids nothing needs to
+// forget a producer that was synchronised away: a record naming a
+// goroutine that has exited matches no goroutine again. Where
+// goid.Cheap holds, ID is a load from the g, about a nanosecond over
+// Curg (goid's BenchmarkID and BenchmarkCurg).
 type sideGuard struct {
 	_      [CacheLineSize]byte
-	holder atomic.Uintptr // the goroutine inside a call on this side (goid.Curg), 0 when none
-	depth  int32          // the holder's nesting of calls (a Pop's attempts inside its wait); the holder's alone
-	last   atomic.Uintptr // the goroutine that made the side's latest call
+	holder atomic.Uint64 // the goroutine inside a call on this side (goid.ID), 0 when none
+	depth  int32         // the holder's nesting of calls (a Pop's attempts inside its wait); the holder's alone
+	last   atomic.Uint64 // the goroutine that made the side's latest call
 	// closedUnder is the goroutine that was the producer (last) when
 	// another goroutine closed the ring: its next call on the side is
-	// the race.
-	closedUnder atomic.Uintptr
+	// the race. Only that goroutine ever matches it, so a goroutine the
+	// side is handed to after the Close gets ErrClosed.
+	closedUnder atomic.Uint64
 	// Every call writes the guard: on a line of its own it does not
 	// take the lines the other side reads away from it.
 	_ [CacheLineSize - 4*8]byte
 }
 
 func (g *sideGuard) enter(ring, side string) {
-	me := goid.Curg()
+	me := goid.ID()
 	if g.holder.CompareAndSwap(0, me) {
 		g.depth = 1
 	} else if g.holder.Load() == me {
@@ -55,7 +69,7 @@ func (g *sideGuard) enter(ring, side string) {
 	}
 	if c := g.closedUnder.Load(); c != 0 && c == me {
 		g.leave()
-		panic("knit: the producer of a " + ring + " called it after another goroutine closed it; a Close racing the producer can be undone: let the producer close, or close only after its last call (knit_checkends)")
+		panic("knit: the producer of a " + ring + " called it after another goroutine closed it; a Close racing the producer can be undone: let the producer close, or close only after its last call, with synchronisation (knit_checkends)")
 	}
 	if g.last.Load() != me { // a store is a locked XCHG: only on a handoff
 		g.last.Store(me)
@@ -73,7 +87,7 @@ func (g *sideGuard) leave() {
 func (g *sideGuard) closing(ring string) {
 	last := g.last.Load()
 	g.enter(ring, "producer")
-	if me := goid.Curg(); last != 0 && last != me {
+	if me := goid.ID(); last != 0 && last != me {
 		g.closedUnder.Store(last)
 	}
 }

@@ -282,3 +282,47 @@ func TestCheckedEndsParkedTwice(t *testing.T) {
 		})
 	}
 }
+
+// TestCheckedEndsFreshGoroutineAfterClose: the documented way to close a
+// ring from outside its producer (the producer's last call, then a
+// WaitGroup, then Close) leaves the ring closed, and a goroutine that
+// never was its producer, handed the closed end afterwards, gets ErrClosed
+// from its first call. It must not be taken for the old producer: the
+// runtime hands a finished goroutine's g to the next one it starts, so
+// every round here is likely to run the new goroutine on the old
+// producer's g, and the checked build once panicked in nearly all of
+// them.
+func TestCheckedEndsFreshGoroutineAfterClose(t *testing.T) {
+	const rounds = 200
+	for i, r := range producerRings() {
+		name := r.name
+		t.Run(name, func(t *testing.T) {
+			for round := range rounds {
+				r := producerRings()[i] // a fresh ring each round
+				var wg sync.WaitGroup
+				wg.Go(func() {
+					if err := r.push(1); err != nil {
+						t.Errorf("round %d: push: %v", round, err)
+					}
+				})
+				wg.Wait()
+				if msg := catch(r.close); msg != "" {
+					t.Fatalf("round %d: Close after the producer's last call panicked: %s", round, msg)
+				}
+				var err error
+				msg := "no result"
+				wg.Go(func() { msg = catch(func() { err = r.push(2) }) })
+				wg.Wait()
+				if msg != "" {
+					t.Fatalf("round %d: a new goroutine's push on the closed %s panicked: %s", round, name, msg)
+				}
+				if err != ErrClosed {
+					t.Fatalf("round %d: a new goroutine's push on the closed %s: %v, want ErrClosed", round, name, err)
+				}
+				if n := r.drain(); n != 1 {
+					t.Fatalf("round %d: %d of 1 item after Close", round, n)
+				}
+			}
+		})
+	}
+}

@@ -27,7 +27,7 @@ import (
 //     forbidden; so is the reverse edge (the consumer's read of a slot
 //     overtaken by the producer's next write into it, after the
 //     consumer's release of head). See "Publication and the doorbell" in
-//     ring.go and the ordering notes in ring_arm64.s.
+//     bell.go and the ordering notes in ring_arm64.s.
 //   - SB (store buffering): the publisher stores the index, then loads the
 //     waiter count (Notify); the waiter registers (Prepare), then
 //     re-checks the index. Both reading the old value is the lost wakeup.

@@ -36,8 +36,9 @@ import (
 //
 // Like SPSC, the mailbox publishes with a release store and skips the
 // fence while its consumer does not park (bell.go, "Publication and the
-// doorbell"): wait for a Mailbox with its own calls or Select, not with
-// an Event of your own after TryPush.
+// doorbell"): wait for a Mailbox with its own calls or Select, or, to
+// watch it with an Event of your own (TryPush, then Notify), first keep
+// it fenced with [KeepFenced], or the Event can miss a push.
 //
 // The zero Mailbox is not a queue; create one with NewMailbox.
 type Mailbox[T any] struct {
@@ -395,6 +396,10 @@ func (m *Mailbox[T]) indices() (tail, head uint64) {
 // A push never blocks, and the consumer is one goroutine.
 func (m *Mailbox[T]) sharedPush() bool { return false }
 func (m *Mailbox[T]) sharedPop() bool  { return false }
+
+// One consumer: every Notify of its bell is for it (see "In flight").
+func (m *Mailbox[T]) pushInFlight() bool { return false }
+func (m *Mailbox[T]) popInFlight() bool  { return false }
 
 func (m *Mailbox[T]) sides() (push, pop *sideGuard, ring string) {
 	return nil, &m.consSide, "Mailbox"

@@ -6,19 +6,18 @@ import "context"
 // side: the grid's calls are seqRing's, written once, and each type only
 // says which sides several goroutines may share (and declares the four
 // calls that move one item, below).
-//
-// Like every ring, they publish with a release store once nobody has
-// waited through their own calls for a while (bell.go), so wait for them
-// with their blocking calls or Select: an Event of your own, rung after a
-// TryPush, can miss the push (seqring.go, pushed).
 
 // MPSC is a bounded multi-producer single-consumer ring: any number of
 // goroutines push, one pops; it has both sides of the grid ([Queue]).
 // Producers claim slots by CAS on a shared index (a lost CAS backs off:
 // it spins where spinning pays and yields below four CPUs, as other
 // waits do); the consumer, being alone, stores its index.
-// Close is safe from any goroutine. The zero MPSC is not a ring; create
-// one with NewMPSC.
+// Close is safe from any goroutine.
+// Wait for it with its blocking calls or Select; to watch it with an
+// Event of your own (TryPush, then Notify), first keep it fenced with
+// [KeepFenced], or the Event can miss a push (it publishes with a plain
+// store once nobody has waited through its own calls for a while).
+// The zero MPSC is not a ring; create one with NewMPSC.
 type MPSC[T any] struct{ seqRing[T] }
 
 // SPMC is a bounded single-producer multi-consumer ring: one goroutine
@@ -26,15 +25,23 @@ type MPSC[T any] struct{ seqRing[T] }
 // consumers claim items by CAS on a shared index. Close is a producer
 // call (see Producer.Close). A consumer between taking an item and
 // freeing its slot holds that slot, so TryPush may report full while a
-// pop that began later has already returned. The zero SPMC is not a
-// ring; create one with NewSPMC.
+// pop that began later has already returned.
+// Wait for it with its blocking calls or Select; to watch it with an
+// Event of your own (TryPush, then Notify), first keep it fenced with
+// [KeepFenced], or the Event can miss a push (it publishes with a plain
+// store once nobody has waited through its own calls for a while).
+// The zero SPMC is not a ring; create one with NewSPMC.
 type SPMC[T any] struct{ seqRing[T] }
 
 // MPMC is a bounded multi-producer multi-consumer ring (Vyukov's bounded
 // queue, with a sequence per slot): any number of goroutines push and pop
 // at once, producers contending on one CAS per push (or per batch),
-// consumers on another. Close is safe from any goroutine. The zero MPMC
-// is not a ring; create one with NewMPMC.
+// consumers on another. Close is safe from any goroutine.
+// Wait for it with its blocking calls or Select; to watch it with an
+// Event of your own (TryPush, then Notify), first keep it fenced with
+// [KeepFenced], or the Event can miss a push (it publishes with a plain
+// store once nobody has waited through its own calls for a while).
+// The zero MPMC is not a ring; create one with NewMPMC.
 type MPMC[T any] struct{ seqRing[T] }
 
 // NewMPSC returns an MPSC ring holding capacity items; park, if given,

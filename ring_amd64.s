@@ -10,11 +10,12 @@
 // as SPSC's Go code does (spscCore).
 #define Q_BUF spscCore__size
 
-// The bells' modes, as publish (below, and ring.go) reads them: an index is
-// published with a release store while the bell the other side waits on
-// is relaxed (and fenced after if it no longer is), with XCHG while it is
-// fenced, so that Go's load of that bell's waiter count comes after the
-// store is visible (ring.go).
+// The bells' modes, as publish (bell.go, and publishRelaxed below) reads
+// them: an index is published with a release store while the bell the
+// other side waits on is relaxed (and fenced after if it no longer is),
+// with XCHG while it is fenced, so that Go's load of that bell's waiter
+// count comes after the store is visible (bell.go, "Publication and the
+// doorbell").
 #define NOTEMPTY_MODE spscCore_bells+ringBells_notEmpty+ringBell_mode
 #define NOTFULL_MODE spscCore_bells+ringBells_notFull+ringBell_mode
 
@@ -27,8 +28,9 @@
 //     reordered after a later store, so the producer's load of head
 //     (wordPush, SPSC.push) that sees it free finds the slot read;
 //   - the load of the waiter count that follows in Go (Notify) may pass
-//     these stores; each publishing store is followed by publish's check
-//     of the bell's mode and, when fenced, a LOCK OR (ring.go).
+//     these stores; so a publishing store is a MOV only while the bell is
+//     relaxed, followed by a second look at its mode and a LOCK OR if it
+//     left relaxed meanwhile, and an XCHG while it is not (bell.go).
 
 // func wordPush(q *SPSC[uint64], v uint64) uint8
 TEXT ·wordPush(SB), NOSPLIT, $0-17
@@ -285,7 +287,7 @@ none:
 	RET
 
 // Publication (the relaxed publish and the fence a fenced bell adds),
-// called from Go; see publish in ring.go. The plain release store is
+// called from Go; see publish in bell.go. The plain release store is
 // internal/relstore's.
 
 // func publishRelaxed(p *atomic.Uint64, v uint64, mode *atomic.Uint32)

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"reflect"
+	"runtime"
 	"strings"
 	"unsafe"
 )
@@ -88,6 +89,11 @@ type selectCase interface {
 	// bell is the doorbell a waiter for this case registers on, and the
 	// index its prepare records; nil for a channel case (a chanCase).
 	waitOn() (*ringBell, uint64)
+	// inFlight reports, after a try found nothing, that an item or room
+	// is on its way to this case: a position the ring's other side has
+	// claimed and not finished ("In flight", ringwait.go). False for a
+	// channel case.
+	inFlight() bool
 }
 
 // PopCase is a case that pops an item from src into *dst (dropped if dst
@@ -173,6 +179,8 @@ func (c *popCase[T]) try() (bool, error) {
 	return false, nil
 }
 
+func (c *popCase[T]) inFlight() bool { return c.r.popInFlight() }
+
 func (c *popCase[T]) waitOn() (*ringBell, uint64) {
 	tail, _ := c.r.indices()
 	return &c.r.bellsOf().notEmpty, tail &^ closedBit
@@ -192,6 +200,8 @@ func (c *pushCase[T]) try() (bool, error) {
 	}
 	return false, nil
 }
+
+func (c *pushCase[T]) inFlight() bool { return c.r.pushInFlight() }
 
 func (c *pushCase[T]) waitOn() (*ringBell, uint64) {
 	_, head := c.r.indices()
@@ -350,6 +360,13 @@ func (s *Selector) block(ctx context.Context, start int) (int, error) {
 				i, err, ok = -1, cerr, true
 			}
 		}
+		if !ok && s.inFlight() {
+			// Never sleep on a position in flight (ringwait.go): look
+			// again once its goroutine has had a turn.
+			s.release()
+			runtime.Gosched()
+			continue
+		}
 		if !ok {
 			i, err, ok = s.sleepOnce(done)
 		} else {
@@ -404,7 +421,9 @@ func (s *Selector) fired(i int) {
 
 // poll tries every case once, from start on, and returns the first that
 // fires. Each case it tries owes nothing after: it took the item or room,
-// or found that someone else had.
+// or found that someone else had; but for a case whose item or room is
+// still in flight, which may be the one its wake announced, so the wake
+// stays owed until a later try settles it.
 func (s *Selector) poll(start int) (int, error, bool) {
 	n := len(s.cases)
 	for k := range n {
@@ -412,15 +431,32 @@ func (s *Selector) poll(start int) (int, error, bool) {
 		if i >= n {
 			i -= n
 		}
-		s.owed[i] = false
 		if s.off[i] {
+			s.owed[i] = false
 			continue
 		}
-		if fired, err := s.cases[i].c.try(); fired {
+		fired, err := s.cases[i].c.try()
+		if fired {
+			s.owed[i] = false
 			return i, err, true
+		}
+		if s.owed[i] && !s.cases[i].c.inFlight() {
+			s.owed[i] = false
 		}
 	}
 	return -1, nil, false
+}
+
+// inFlight reports whether any ring case that is on has an item or room
+// in flight while another waiter is registered on its bell (see "In
+// flight" in ringwait.go).
+func (s *Selector) inFlight() bool {
+	for i, b := range s.bells {
+		if b != nil && s.cases[i].c.inFlight() && b.Waiters() > 1 {
+			return true
+		}
+	}
+	return false
 }
 
 // sleepOnce queues a node on every registered bell, unless a Notify came

@@ -80,6 +80,7 @@ func (c *chanRecvCase[T]) got(v T, ok bool) error {
 }
 
 func (c *chanRecvCase[T]) waitOn() (*ringBell, uint64) { return nil, 0 }
+func (c *chanRecvCase[T]) inFlight() bool              { return false }
 
 func (c *chanRecvCase[T]) zero() (<-chan struct{}, chan<- struct{}, bool) {
 	if sizeOf[T]() != 0 {
@@ -124,6 +125,7 @@ func (c *chanSendCase[T]) try() (bool, error) {
 }
 
 func (c *chanSendCase[T]) waitOn() (*ringBell, uint64) { return nil, 0 }
+func (c *chanSendCase[T]) inFlight() bool              { return false }
 
 func (c *chanSendCase[T]) zero() (<-chan struct{}, chan<- struct{}, bool) {
 	if sizeOf[T]() != 0 {

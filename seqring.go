@@ -468,9 +468,8 @@ func (r *seqRing[T]) popBatch(dst []T) (int, uint64) {
 // an XCHG, which drains the store buffer, the item's own lines included
 // (BENCHMARKS.md, "Rings: relaxed bells on the multi-sided rings"). Code
 // that waits for these rings through an Event of its own must therefore
-// fence between its TryPush and its Notify (relstore.Fence), or keep the
-// ring fenced (internal/ringmode), as the pool does; the rings' own calls
-// and Select need nothing.
+// keep the ring fenced (KeepFenced, watch.go), as the pool does; the
+// rings' own calls and Select need nothing.
 //
 // A producer claims its position before Close and may publish after it;
 // consumers that already saw "closed, but an item is still in flight"
@@ -654,3 +653,30 @@ func (r *seqRing[T]) pushOps() ringOps[T] { return r }
 func (r *seqRing[T]) popOps() ringOps[T]  { return r }
 
 func (r *seqRing[T]) pushClosed() bool { return r.tail.Load()&closedBit != 0 }
+
+// pushInFlight and popInFlight: see ringCore, and "In flight" in
+// ringwait.go. Only MPMC has several waiters on a side whose other side
+// finishes out of order: an SPMC's producer or an MPSC's consumer is the
+// one waiter every Notify wakes, and an SPMC's one producer publishes, as
+// an MPSC's one consumer frees, in order. Each loads its own side's index
+// first, so that a claim by the other side it missed came after its
+// registration; a stale pair only errs towards "in flight", a yield.
+func (r *seqRing[T]) pushInFlight() bool {
+	if r.singleProducer || r.singleConsumer {
+		return false
+	}
+	tail := r.tail.Load() &^ closedBit
+	head := r.head.Load()
+	// The slot tail needs is the one of tail-capacity: in flight once
+	// a consumer has claimed that position (head passed it).
+	return int64(tail-head) < int64(r.capacity())
+}
+
+func (r *seqRing[T]) popInFlight() bool {
+	if r.singleProducer || r.singleConsumer {
+		return false
+	}
+	head := r.head.Load()
+	tail := r.tail.Load() &^ closedBit
+	return tail != head
+}

@@ -22,8 +22,10 @@ import (
 // the other side never reads, so a push or pop loads nothing the other
 // side has just touched unless its cache of the other's index runs out.
 // Wait for an SPSC ring with its ends' calls or with Select (PopCase,
-// PushCase): a TryPush is not a sync/atomic store, so an Event of your
-// own cannot watch it.
+// PushCase). To watch it with an Event of your own instead (TryPush, then
+// Notify), first keep it fenced with [KeepFenced], on the ring or either
+// end: otherwise a TryPush is not a sync/atomic write and the Event can
+// miss it.
 //
 // Close belongs to the producer: call it from the goroutine that pushes,
 // or after that goroutine's last call, as a channel is closed by its
@@ -229,6 +231,10 @@ func (q *SPSC[T]) sides() (push, pop *sideGuard, ring string) {
 
 func (q *spscCore) sharedPush() bool { return false }
 func (q *spscCore) sharedPop() bool  { return false }
+
+// One goroutine a side, finishing in order: nothing is ever in flight.
+func (q *spscCore) pushInFlight() bool { return false }
+func (q *spscCore) popInFlight() bool  { return false }
 
 // pushBatch is push for a prefix of vs, ringing the consumer; the
 // orderings are push's.

@@ -10,7 +10,9 @@ import (
 // arm64, legal because the items hold no pointers, so the garbage
 // collector need not see the stores. It has SPSC's contract, layout and
 // ends (Producer, Consumer), which carry the grid: Close belongs to the
-// producer, and waiting is done with Push and Pop. Builds with the
+// producer, and waiting is done with Push and Pop, or Select. To watch it
+// with an Event of your own (TryPush, then Notify), first keep it fenced
+// with [KeepFenced], on the ring or either end. Builds with the
 // purego tag, other GOARCHes and the race detector run SPSC[uint64]'s Go
 // code instead.
 //
@@ -82,6 +84,10 @@ func (q *Words) sides() (push, pop *sideGuard, ring string) {
 
 func (q *Words) sharedPush() bool { return false }
 func (q *Words) sharedPop() bool  { return false }
+
+// One goroutine a side, finishing in order: nothing is ever in flight.
+func (q *Words) pushInFlight() bool { return false }
+func (q *Words) popInFlight() bool  { return false }
 
 // wordsCheck passes a failed attempt's status through, panicking on the
 // one the assembly returns for a Words no constructor made (its slot

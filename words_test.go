@@ -65,6 +65,8 @@ func (o intOps) pop() (int, status)                         { v, st := o.w.pop()
 func (o intOps) indices() (uint64, uint64)                  { return o.w.indices() }
 func (o intOps) sharedPush() bool                           { return o.w.sharedPush() }
 func (o intOps) sharedPop() bool                            { return o.w.sharedPop() }
+func (o intOps) pushInFlight() bool                         { return o.w.pushInFlight() }
+func (o intOps) popInFlight() bool                          { return o.w.popInFlight() }
 func (o intOps) sides() (push, pop *sideGuard, ring string) { return o.w.sides() }
 func (o intOps) pushN(vs []int) int                         { return o.w.pushN(asWords(vs)) }
 func (o intOps) popN(dst []int) int                         { return o.w.popN(asWords(dst)) }
