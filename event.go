@@ -35,13 +35,21 @@ import (
 // tasks while it waits, a ring that fences its doorbell) writes the loop
 // itself, in this order.
 //
-// A notifier makes the condition true with a sync/atomic write and then
-// calls Notify(1), or NotifyAll to wake everyone (to close: set a closed
-// flag, then NotifyAll), or Handoff to hand one waiter work and let it run
-// at once. Wait may return nil without a Notify, and Notify
-// may wake more waiters than asked for; the loop re-checks, so neither
-// loses anything. A Notify that races a cancelled ctx is reported as the
-// wake (nil), never dropped.
+// A notifier makes the condition true with a write that its own later
+// loads cannot pass, and only then calls Notify(1), or NotifyAll to wake
+// everyone (to close: set a closed flag, then NotifyAll), or Handoff to
+// hand one waiter work and let it run at once. Notify's first step is a
+// load of the waiter count; a write that this load overtakes, while the
+// waiter's re-check misses the write, is a lost wakeup (event.go, "Why
+// no wakeup is lost"). A sync/atomic write (Store, Add, Swap,
+// CompareAndSwap, Or, And) is such a write. So are a knit ring's pushes,
+// pops and Close, but only on a ring kept fenced by [KeepFenced]: any
+// other ring that nobody waits on through its own calls publishes with a
+// plain store on amd64 Linux, and a waiter that called Prepare and then
+// found it empty can sleep with the item in it. Wait may return nil
+// without a Notify, and Notify may wake more waiters than asked for; the
+// loop re-checks, so neither loses anything. A Notify that races a
+// cancelled ctx is reported as the wake (nil), never dropped.
 //
 // A waiter that stays descheduled between Prepare and its sleep while
 // 2^32 Notifies go by can sleep through them, the bound every
@@ -105,13 +113,22 @@ const (
 	// workers, for which it is several times faster than the runtime.
 	BackendFutex
 	// BackendRuntime parks the goroutine in the Go scheduler: no OS
-	// thread blocked, no P held, and Notify readies the sleeper on its
-	// own P. A waiter about to sleep just after its own goroutine's
-	// Notify woke someone first yields its P once, so in a request and
-	// reply the replier runs at once and the requester seldom parks. A
-	// wait with a ctx that cannot be cancelled parks on a word of its
-	// own, as a channel's receiver does (stack dumps say "waiting"), one
-	// that can on a channel ("select").
+	// thread blocked, no P held, and Notify readies the sleeper on the
+	// notifier's P. A wait with a ctx that cannot be cancelled parks on
+	// a word of its own, as a channel's receiver does (stack dumps say
+	// "waiting"), one that can on a channel ("select").
+	//
+	// The deferred handoff: a Notify (NotifyAll, or a Handoff that woke
+	// no sleeper) that finds a waiter registered leaves a note on the P
+	// it runs on, and a waiter on this backend that must sleep less than
+	// about 400 ns later on the same P first yields that P once, then
+	// looks again. The note is the P's, in a table every Event in the
+	// process shares (a ring's push and pop ring Events too), not the
+	// notifying goroutine's: a waiter yields after any Notify on its P,
+	// its own or an unrelated goroutine's. In a request and reply the
+	// replier then runs at once and the requester seldom parks; a stale
+	// note costs one yield. Nothing turns it off; a knit_nolinkname
+	// build has no note (docs/pool-authors.md, "Process-wide effects").
 	BackendRuntime
 
 	numBackends
@@ -363,12 +380,20 @@ func (e *Event) notify(n int, handoff bool) (woken int) {
 // goroutine asleep in the Go scheduler, the caller then yields its P to
 // it, as a runtime semaphore released with handoff does: the woken
 // goroutine runs at once instead of when the caller next blocks, and the
-// caller runs again after it. A caller that goes on producing after the
-// Notify (a stream, a batch) wants Notify: a yield at every wake would
-// trade its throughput for the consumer's latency. With nobody
-// registered, Handoff is Notify's one load. Measured against Notify and
-// the runtime's floors: BENCHMARKS.md, "Handoff and Call+Wait: the floors
-// in the same run".
+// caller runs again after it (behind whatever else that P has
+// runnable). With nobody registered, Handoff is Notify's one load.
+//
+// Handoff or Notify: use Handoff when the caller's next step is to wait
+// for the goroutine it woke, or for something that goroutine frees (a
+// submitter whose next Submit needs an idle worker, a putter whose next
+// put needs the slot emptied, a request that waits for its reply); use
+// Notify when the caller goes on with work the woken goroutine does not
+// gate (a producer filling a ring of many slots, a batch). [Slot]
+// applies the first rule to every taker it wakes from a park, at every
+// GOMAXPROCS; the measurements behind it, at GOMAXPROCS 1 and 2 and
+// with tasks that sleep, are BenchmarkSlotRule's (docs/pool-authors.md,
+// "Handoff or Notify"), and the floors BENCHMARKS.md's "Handoff and
+// Call+Wait: the floors in the same run".
 func (e *Event) Handoff() {
 	// notify leaves no note on this P when it woke a sleeper (and takes
 	// back one an earlier Notify left): the woken goroutine's next Wait

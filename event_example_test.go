@@ -86,39 +86,42 @@ func ExampleEvent_WaitFor() {
 	// Output: true <nil> 0
 }
 
-// A pool's per-task handoff: the submitter stores the task in the
-// worker's one-word slot and calls Handoff, which wakes the worker and,
-// if it was asleep, lets it run the task at once on the submitter's P.
+// A pool's per-task handoff, written with Events (knit.Slot is this
+// pattern, ready-made): a one-word slot, an Event the worker waits on
+// for a task and one the submitter waits on for room. The submitter
+// claims the empty slot with a CompareAndSwap and calls Handoff, which
+// wakes the worker and, if it was asleep, yields the submitter's P to it,
+// so the task runs at once; the worker empties the slot and rings the
+// submitter's Event. Nothing allocates per task and nobody polls.
 func ExampleEvent_Handoff() {
 	var (
-		slot atomic.Pointer[func() int] // the task; nil while the worker is idle
-		e    knit.Event
-		sum  int
+		slot        atomic.Int64 // the task: a number to add, or -1 to stop; 0 while empty
+		full, empty knit.Event
+		sum         int64
 	)
 	done := make(chan struct{})
 	go func() { // the worker
 		defer close(done)
 		for {
-			_ = e.WaitFor(context.Background(), func() bool { return slot.Load() != nil }, knit.Park{})
-			task := *slot.Swap(nil)
-			if task == nil {
+			_ = full.WaitFor(context.Background(), func() bool { return slot.Load() != 0 }, knit.Park{})
+			task := slot.Swap(0)
+			empty.Notify(1) // room for the next task
+			if task < 0 {
 				return
 			}
-			sum += task()
+			sum += task
 		}
 	}()
-	for i := 1; i <= 3; i++ {
-		task := func() int { return i * 10 }
-		for !slot.CompareAndSwap(nil, &task) { // the worker still holds the last one
-			time.Sleep(time.Microsecond)
-		}
-		e.Handoff()
+	put := func(task int64) {
+		// The condition claims the slot: true only for the call that
+		// moved it from empty to task.
+		_ = empty.WaitFor(context.Background(), func() bool { return slot.CompareAndSwap(0, task) }, knit.Park{})
+		full.Handoff()
 	}
-	var stop func() int
-	for !slot.CompareAndSwap(nil, &stop) {
-		time.Sleep(time.Microsecond)
+	for i := int64(1); i <= 3; i++ {
+		put(i * 10)
 	}
-	e.Handoff()
+	put(-1)
 	<-done
 	fmt.Println("sum", sum)
 	// Output:

@@ -9,6 +9,7 @@ import (
 
 	"github.com/knit-go/knit"
 	"github.com/knit-go/knit/bench/internal/harness"
+	"github.com/knit-go/knit/examples/antspool"
 	"github.com/knit-go/knit/examples/inboxpool"
 	"github.com/knit-go/knit/pool"
 )
@@ -19,7 +20,9 @@ import (
 // (waiting while there is none) and hands it the task; the worker runs
 // it and pushes itself back on the stack. Every row uses the same idle
 // stack, so rows differ only in the handoff; pool.Go on a W-worker pool
-// is beside them for reference.
+// is beside them for reference, and two pools fed by the same
+// submitters: examples/antspool (the same design with ants' contract) on
+// knit.Slot and on channels, and examples/inboxpool.
 //
 // Each worker's task is one func() built once (no row pays a closure per
 // task); the submitter writes the task's number into the worker before
@@ -32,12 +35,14 @@ var handoffSuite = harness.Suite{
 	Description: "The per-task handoff of a pool: submitters pop an idle worker from a mutex-protected stack " +
 		"(waiting while there is none) and hand it a func() through a one-slot handoff of its own; the worker runs it " +
 		"and pushes itself back. Handoffs: chan func() of capacity 0 (ref) and 1, knit MPSC and SPSC of capacity 1 " +
-		"(blocking Push/Pop), a one-word slot with a knit Event (Notify, and Handoff: the submitter yields its P to " +
-		"the worker it woke); and knit pool.Go on a W-worker pool. " +
+		"(blocking Push/Pop), and a knit.Slot (Put wakes the worker and, if it was asleep, yields its P to it); " +
+		"and knit pool.Go on a W-worker pool. " +
 		"Limits: the runtime's own ways to hand a parked goroutine something, with nothing else (no lock, no " +
 		"registration): a one-word slot whose worker gopark parks and goready readies, and the runtime semaphore " +
 		"released with handoff (the submitter gives its P to the worker). " +
-		"Beside them, a pool that queues instead of handing off (examples/inboxpool: an inbox per worker, round robin, " +
+		"Beside them, two pools fed by the same submitters: examples/antspool (ants' contract: capacity in goroutines, " +
+		"Submit hands each task to an idle worker or waits for one), on a knit.Slot per worker and on a channel per worker " +
+		"as ants has; and a pool that queues instead of handing off (examples/inboxpool: an inbox per worker, round robin, " +
 		"the worker drains its inbox), built on knit MPSC rings and on buffered channels.",
 	Unit: "task handed off and run",
 	Ref:  refHandoffChan0,
@@ -66,15 +71,18 @@ func (g handoffGroup) String() string {
 	return fmt.Sprintf("%s, %d submitter%s", knitWorkers(g.workers), g.submitters, s)
 }
 
-// handoffGroups: W = GOMAXPROCS (and W = 1 where that differs), each fed
-// by 1, 2 and 8 submitters.
+// handoffGroups: W = GOMAXPROCS, 2 and 1 (each once), each fed by 1, 2
+// and 8 submitters. The 2-worker groups run at GOMAXPROCS 1 too: a pool
+// sized for two CPUs is still run on one (a CPU quota, a -cpu 1 run).
 func handoffGroups(s harness.Scale) []handoffGroup {
 	if s == harness.Tiny {
 		return []handoffGroup{{1, 2}, {2, 8}}
 	}
 	ws := []int{runtime.GOMAXPROCS(0)}
-	if ws[0] > 1 {
-		ws = append(ws, 1)
+	for _, w := range []int{2, 1} {
+		if w != ws[0] {
+			ws = append(ws, w)
+		}
 	}
 	var gs []handoffGroup
 	for _, w := range ws {
@@ -96,12 +104,17 @@ func handoffRows(g handoffGroup) []harness.Row {
 		row("chan func(), capacity 1", func() slot { return chanSlot(make(chan func(), 1)) }),
 		row("knit MPSC, capacity 1", func() slot { return mpscSlot{knit.NewMPSC[func()](1)} }),
 		row("knit SPSC, capacity 1", func() slot { return &spscSlot{q: knit.NewSPSC[func()](1)} }),
-		row("knit Event + one-word slot", func() slot { return &eventSlot{} }),
-		row("knit Event + one-word slot, Handoff", func() slot { return &eventSlot{handoff: true} }),
+		row("knit Slot", func() slot { return &knitSlot{} }),
 		row(limitHandoffPark, func() slot { return &parkSlot{} }),
 		row(limitHandoffSema, func() slot { return &semaSlot{} }),
 		{Group: g.String(), Name: "knit pool.Go", Start: func(harness.Config) (harness.Bench, error) {
 			return startGoPool(g, pool.New(pool.Config{Workers: g.workers})), nil
+		}},
+		{Group: g.String(), Name: "examples/antspool on knit Slot", Start: func(harness.Config) (harness.Bench, error) {
+			return startGoPool(g, antsPool{antspool.New(g.workers, antspool.Options{})}), nil
+		}},
+		{Group: g.String(), Name: "examples/antspool on channels", Start: func(harness.Config) (harness.Bench, error) {
+			return startGoPool(g, antsPool{antspool.NewChan(g.workers, antspool.Options{})}), nil
 		}},
 		{Group: g.String(), Name: "examples/inboxpool on knit MPSC inboxes", Start: func(harness.Config) (harness.Bench, error) {
 			return startGoPool(g, inboxpool.New(g.workers, inboxQueue)), nil
@@ -179,42 +192,27 @@ func (s *spscSlot) take() func() {
 
 func (s *spscSlot) done() bool { return s.left.Add(-1) == 0 }
 
-// eventSlot is a one-word slot and an Event: the submitter stores the
-// func, sets full and notifies (with Handoff where handoff is set: a
-// worker it wakes runs at once); the worker waits for full.
-type eventSlot struct {
-	fn      func() // written before full is set, read after it is seen
-	full    atomic.Uint32
-	ev      knit.Event
-	cond    func() bool
-	handoff bool
-}
+// knitSlot is a knit.Slot: the submitter's Put stores the func and wakes
+// the worker, yielding its P to it if it was asleep (the Slot's rule);
+// the worker's Take waits for it.
+type knitSlot struct{ s knit.Slot[func()] }
 
-func (s *eventSlot) put(f func()) bool {
-	s.fn = f
-	s.full.Store(1)
-	if s.handoff {
-		s.ev.Handoff()
-	} else {
-		s.ev.Notify(1)
+func (s *knitSlot) put(f func()) bool {
+	if err := s.s.Put(context.Background(), f); err != nil {
+		panic(err) // never closed
 	}
 	return false
 }
 
-func (s *eventSlot) take() func() {
-	if s.cond == nil {
-		s.cond = func() bool { return s.full.Load() != 0 }
-	}
-	if err := s.ev.WaitFor(context.Background(), s.cond, knit.Park{}); err != nil {
+func (s *knitSlot) take() func() {
+	f, err := s.s.Take(context.Background())
+	if err != nil {
 		panic(err)
 	}
-	f := s.fn
-	s.fn = nil
-	s.full.Store(0)
 	return f
 }
 
-func (s *eventSlot) done() bool { return true }
+func (s *knitSlot) done() bool { return true }
 
 // handoffWorker is one worker: its slot, the number of the task it was
 // handed, and what it ran (its own line, read once the worker is idle).
@@ -372,6 +370,11 @@ type goCloser interface {
 	Go(func()) error
 	Close()
 }
+
+// antsPool is examples/antspool as a goCloser: its Submit is Go.
+type antsPool struct{ *antspool.Pool }
+
+func (p antsPool) Go(f func()) error { return p.Submit(f) }
 
 // inboxQueue is each inbox's capacity in the inboxpool rows: pool's
 // DefaultQueueSize, as the pool.Go row's queues have.

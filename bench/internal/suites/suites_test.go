@@ -58,7 +58,7 @@ func TestSmokeEverySuite(t *testing.T) {
 						t.Errorf("%s / %s: %s ns/op = %v", r.Group, r.Name, what, v)
 					}
 				}
-				for what, v := range map[string]float64{"cpu": r.CPUusPerOp, "allocs": r.AllocsPerOp, "cores": r.Cores, "ratio": r.Ratio} {
+				for what, v := range map[string]float64{"cpu": r.CPUNsPerOp, "allocs": r.AllocsPerOp, "cores": r.Cores, "ratio": r.Ratio} {
 					if v < 0 || math.IsNaN(v) || math.IsInf(v, 0) {
 						t.Errorf("%s / %s: %s = %v", r.Group, r.Name, what, v)
 					}
@@ -276,7 +276,7 @@ func TestHandoffSuite(t *testing.T) {
 		t.Fatal(err)
 	}
 	res := harness.Run(ss[0], tiny())
-	if want := 11 * len(handoffGroups(harness.Tiny)); len(res.Rows) != want {
+	if want := 12 * len(handoffGroups(harness.Tiny)); len(res.Rows) != want {
 		t.Errorf("%d rows, want %d", len(res.Rows), want)
 	}
 	for _, r := range res.Rows {
