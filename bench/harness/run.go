@@ -39,18 +39,33 @@ func Run(s Suite, cfg Config) SuiteResult {
 		Unit: s.Unit, Ref: s.Ref, Speedup: s.Speedup, PlotRowsOnX: s.PlotRowsOnX,
 		Rows: make([]RowResult, len(rows)), Counters: cfg.Counters.Info(),
 	}
+	ev := Event{Suite: s.Name, Rows: len(rows), Rounds: cfg.Rounds}
+	observe := func(phase Phase, i, round int) {
+		if cfg.Observe != nil {
+			e := ev
+			e.Phase, e.Row, e.Round = phase, i, round
+			if phase != SuiteDone {
+				e.Name = rowLabel(rows[i])
+			}
+			cfg.Observe(e)
+		}
+	}
 	ops := make([]int, len(rows))
+	outside := make([]bool, len(rows))
 	for i, row := range rows {
 		rr := &res.Rows[i]
 		rr.Group, rr.Name, rr.Bytes, rr.Versus = row.Group, row.Name, row.Bytes, row.Versus
+		rr.Kind = KindOf(row.Kind, row.Name)
+		observe(Calibrating, i, 0)
 		cfg.progress("%s: calibrate %s", s.Name, rowLabel(row))
-		n, err := calibrateRow(row, cfg)
+		n, holds, err := calibrateRow(row, cfg)
 		if err != nil {
 			rr.Error = err.Error()
 			cfg.progress("%s: %s: %v", s.Name, rowLabel(row), err)
 			continue
 		}
-		ops[i] = n
+		ops[i], outside[i] = n, holds
+		rr.AllocsWithSetup = holds
 	}
 	for round := 1; round <= cfg.Rounds; round++ {
 		for i, row := range rows {
@@ -58,8 +73,9 @@ func Run(s Suite, cfg Config) SuiteResult {
 			if rr.Error != "" {
 				continue
 			}
+			observe(Measuring, i, round)
 			cfg.progress("%s: round %d/%d: %s (%d ops)", s.Name, round, cfg.Rounds, rowLabel(row), ops[i])
-			smp, err := measure(row, cfg, ops[i])
+			smp, err := measure(row, cfg, ops[i], outside[i])
 			if err != nil {
 				rr.Error = fmt.Sprintf("round %d: %v", round, err)
 				cfg.progress("%s: %s: %v", s.Name, rowLabel(row), err)
@@ -69,11 +85,9 @@ func Run(s Suite, cfg Config) SuiteResult {
 			rr.Samples = append(rr.Samples, smp)
 		}
 	}
-	for i := range res.Rows {
-		res.Rows[i].summarize()
-	}
-	res.setRatios()
+	res.Summarize()
 	res.Elapsed = time.Since(begin)
+	observe(SuiteDone, 0, 0)
 	return res
 }
 
@@ -93,17 +107,34 @@ func (c Config) progress(format string, args ...any) {
 // calibrateRow picks the op count for one window: it runs n = 1, 2, ...
 // growing by the observed rate until a run lasts a quarter of the target,
 // then scales n to the whole target. It doubles as the row's warm-up.
-func calibrateRow(row Row, cfg Config) (int, error) {
+//
+// It also finds out whether the row's goroutines hold off a
+// stop-the-world: one runtime.ReadMemStats with the instance running,
+// timed. A row that spins where the scheduler cannot preempt it (an
+// assembly loop) makes that read wait until the loop yields, seconds on
+// a loaded machine; such a row's windows read the allocation count
+// outside the instance's life instead (see measure).
+func calibrateRow(row Row, cfg Config) (n int, holdsSTW bool, err error) {
 	b, err := row.Start(cfg)
 	if err != nil {
-		return 0, fmt.Errorf("start: %w", err)
+		return 0, false, fmt.Errorf("start: %w", err)
 	}
-	n, err := calibrate(b, cfg.Duration, maxOps)
+	n, err = calibrate(b, cfg.Duration, maxOps)
+	// Timed once the instance is in full swing, as a window would read.
+	var ms runtime.MemStats
+	t0 := time.Now()
+	runtime.ReadMemStats(&ms)
+	holdsSTW = time.Since(t0) > stwStall
 	if cerr := b.Close(); err == nil && cerr != nil {
 		err = fmt.Errorf("close: %w", cerr)
 	}
-	return n, err
+	return n, holdsSTW, err
 }
+
+// stwStall is how long a ReadMemStats may take before the row is taken
+// to hold off stopping the world: a normal one takes microseconds, tens
+// on a loaded VM.
+const stwStall = 20 * time.Millisecond
 
 func calibrate(b Bench, target time.Duration, limit int) (int, error) {
 	n := 1
@@ -132,16 +163,28 @@ func clamp(v, lo, hi int) int {
 // they were at calibration (a neighbour's build, a worker woken on
 // another CPU instead of this one); stopping on time keeps a run's length
 // what the flags say, and the sample records the ops actually done.
-func measure(row Row, cfg Config, n int) (Sample, error) {
+//
+// The GC that keeps an earlier row's garbage out of the window runs
+// before the instance starts. Allocations are runtime.MemStats.Mallocs
+// on both sides of the window, exact; for a row that holds off a
+// stop-the-world (outside, true: see calibrateRow) they are read before
+// Start and after Close instead, so the row's setup is counted with its
+// window, and no read waits seconds for a loop to yield.
+func measure(row Row, cfg Config, n int, outside bool) (Sample, error) {
+	runtime.GC()
+	var m0, m1 runtime.MemStats
+	if outside {
+		runtime.ReadMemStats(&m0)
+	}
 	b, err := row.Start(cfg)
 	if err != nil {
 		return Sample{}, fmt.Errorf("start: %w", err)
 	}
 	chunk := max(1, n/10)
 	done := 0
-	runtime.GC()
-	var m0, m1 runtime.MemStats
-	runtime.ReadMemStats(&m0)
+	if !outside {
+		runtime.ReadMemStats(&m0)
+	}
 	k0 := cfg.Counters.Read()
 	c0, okc0 := processCPU()
 	t0 := time.Now()
@@ -152,9 +195,14 @@ func measure(row Row, cfg Config, n int) (Sample, error) {
 	wall := time.Since(t0)
 	c1, okc1 := processCPU()
 	k1 := cfg.Counters.Read()
-	runtime.ReadMemStats(&m1)
+	if !outside {
+		runtime.ReadMemStats(&m1)
+	}
 	if cerr := b.Close(); err == nil && cerr != nil {
 		err = fmt.Errorf("close: %w", cerr)
+	}
+	if outside {
+		runtime.ReadMemStats(&m1)
 	}
 	if err != nil {
 		return Sample{}, err

@@ -9,7 +9,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/knit-go/knit/bench/internal/harness"
+	"github.com/knit-go/knit/bench/harness"
 	"github.com/knit-go/knit/bench/internal/perfcount"
 )
 
@@ -62,7 +62,7 @@ func sampleReport(t *testing.T) Report {
 	}
 	rows := many
 	rows.Name, rows.PlotRowsOnX = "rows-on-x", true
-	r := Report{Machine: DescribeMachine(), Run: NewRunInfo(cfg, []string{"-suites", "one,many"})}
+	r := New(cfg, []string{"-suites", "one,many"})
 	for _, s := range []harness.Suite{one, many, rows} {
 		r.Suites = append(r.Suites, harness.Run(s, cfg))
 	}
@@ -112,31 +112,43 @@ func TestPlotsWritten(t *testing.T) {
 	}
 }
 
+// squash collapses the padding of aligned tables to one space, so tests
+// can look for cells without counting columns.
+func squash(s string) string {
+	for strings.Contains(s, "  ") {
+		s = strings.ReplaceAll(s, "  ", " ")
+	}
+	return s
+}
+
 func TestMarkdown(t *testing.T) {
 	r := sampleReport(t)
 	md := Markdown(r)
+	flat := squash(md)
 	for _, want := range []string{
-		"| machine | |", "GOMAXPROCS", "knit.CPU()",
+		"| machine | |", "GOMAXPROCS", "knit.CPU()", "| knit revision |", "| CPU governor |",
 		"## one", "| a (ref) |", "speedup", "error: ",
 		"## many", "### many — small", "### many — large", "GB/s", `b\|c`,
-		"Reproduces the shape of a test table",
+		"Reproduces the shape of a test table", "| ± |", "| 95% CI |", "| note |",
 	} {
-		if !strings.Contains(md, want) {
+		if !strings.Contains(flat, want) {
 			t.Errorf("markdown lacks %q:\n%s", want, md)
 		}
 	}
-	// Every table line has the same number of cells as its header.
-	var cols int
+	// Every table line has as many cells as its header, and as many
+	// characters: the columns line up in a terminal.
+	var cols, wide int
 	for _, line := range strings.Split(md, "\n") {
-		if !strings.HasPrefix(line, "| ") || strings.HasPrefix(line, "| machine") {
+		if !strings.HasPrefix(line, "| ") {
 			cols = 0
 			continue
 		}
-		n := strings.Count(strings.ReplaceAll(line, `\|`, ""), "|")
-		if strings.HasPrefix(line, "| row |") {
-			cols = n
-		} else if cols != 0 && n != cols {
-			t.Errorf("row %q has %d separators, header has %d", line, n, cols)
+		n := strings.Count(strings.ReplaceAll(line, `\|`, "xx"), "|")
+		w := width(line)
+		if cols == 0 {
+			cols, wide = n, w
+		} else if n != cols || w != wide {
+			t.Errorf("row %q: %d separators and %d characters, header has %d and %d", line, n, w, cols, wide)
 		}
 	}
 }
@@ -151,17 +163,17 @@ func TestMarkdownCounters(t *testing.T) {
 			{Name: "cycles", Why: "no PMU", Detail: "perf_event_open: ENOENT: no hardware counter"},
 		},
 		Rows: []harness.RowResult{
-			{Name: "a", MedianNs: 100, MinNs: 90, MaxNs: 110, Ratio: 1, HasCPU: true, CPUusPerOp: 0.1, Cores: 1,
+			{Name: "a", MedianNs: 100, MinNs: 90, MaxNs: 110, Ratio: 1, HasCPU: true, CPUNsPerOp: 100, Cores: 1,
 				CountersPerOp: map[string]float64{"context-switches": 0.5}},
-			{Name: "b", MedianNs: 200, MinNs: 190, MaxNs: 210, Ratio: 2, HasCPU: true, CPUusPerOp: 0.2, Cores: 1,
+			{Name: "b", MedianNs: 200, MinNs: 190, MaxNs: 210, Ratio: 2, HasCPU: true, CPUNsPerOp: 200, Cores: 1,
 				CountersPerOp: map[string]float64{"context-switches": 0.00012}},
 		},
 	}
-	md := SuiteMarkdown(s)
+	md := squash(SuiteMarkdown(s))
 	for _, want := range []string{
-		"| CPU-µs/op | ctx-sw/op | cycles/op | allocs/op |",
-		"| 0.100 | 0.500 | n/a: no PMU |",
-		"| 0.200 | 0.00012 | n/a: no PMU |",
+		"| CPU/op | ctx-sw/op | cycles/op | allocs/op |",
+		"| 100 ns | 0.500 | n/a: no PMU |",
+		"| 200 ns | 0.00012 | n/a: no PMU |",
 	} {
 		if !strings.Contains(md, want) {
 			t.Errorf("markdown lacks %q:\n%s", want, md)
@@ -201,7 +213,7 @@ func TestMachineReadCosts(t *testing.T) {
 	t.Logf("time_now_ns %.1f, counter_read_ns %.1f (hint %s, asm %v)", m.TimeNowNs, m.Knit.CounterReadNs, m.Knit.Hint, m.Knit.Asm)
 	md := Markdown(Report{Machine: m})
 	for _, want := range []string{"| clock reads | ", "ns per counter read", "ns per time.Now"} {
-		if !strings.Contains(md, want) {
+		if !strings.Contains(squash(md), want) {
 			t.Errorf("machine table lacks %q:\n%s", want, md)
 		}
 	}
@@ -244,11 +256,11 @@ func TestMarkdownRoundRatio(t *testing.T) {
 			{Name: "us", MedianNs: 80, MinNs: 70, MaxNs: 90, Ratio: 0.8, Versus: "them", RoundRatio: 0.75},
 		},
 	}
-	md := SuiteMarkdown(s)
+	md := squash(SuiteMarkdown(s))
 	for _, want := range []string{
-		"| vs ref | vs pair, per round | CPU-µs/op |",
-		"| 1.00× | — | n/a |",
-		"| 0.80× | 0.75× them | n/a |",
+		"| vs ref | 95% CI | vs pair, per round | CPU/op |",
+		"| 1.00× | — | — | n/a |",
+		"| 0.800× | — | 0.750× them | n/a |",
 	} {
 		if !strings.Contains(md, want) {
 			t.Errorf("markdown lacks %q:\n%s", want, md)
@@ -257,5 +269,15 @@ func TestMarkdownRoundRatio(t *testing.T) {
 	s.Rows[1].Versus = ""
 	if md := SuiteMarkdown(s); strings.Contains(md, "per round") {
 		t.Errorf("a table without Versus rows has the per-round column:\n%s", md)
+	}
+}
+
+func TestFormatRatio(t *testing.T) {
+	for r, want := range map[float64]string{
+		1: "1.00×", 0.5: "0.500×", 12.34: "12.3×", 1650.4: "1650×", 0.00412: "0.00412×", 0: "—", 2e8: "2e+08×",
+	} {
+		if got := FormatRatio(r); got != want {
+			t.Errorf("FormatRatio(%v) = %q, want %q", r, got, want)
+		}
 	}
 }

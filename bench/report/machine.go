@@ -3,6 +3,7 @@ package report
 import (
 	"runtime"
 	"slices"
+	"strconv"
 	"time"
 
 	"github.com/klauspost/cpuid/v2"
@@ -24,6 +25,14 @@ type Machine struct {
 	GOARCH         string  `json:"goarch"`
 	TimeNowNs      float64 `json:"time_now_ns"` // one time.Now, median of a few batches; beside knit.counter_read_ns
 	Knit           KnitCPU `json:"knit"`
+	Kernel         string  `json:"kernel,omitempty"` // uname: system, release, machine
+	// Governor is the cpufreq scaling governor of the CPUs ("performance",
+	// "powersave", or each with its count where they differ), Boost the
+	// turbo state where the driver tells; GovernorWhy says why the
+	// governor is "" (no cpufreq: a VM, not Linux).
+	Governor    string `json:"cpu_governor,omitempty"`
+	Boost       string `json:"cpu_boost,omitempty"`
+	GovernorWhy string `json:"cpu_governor_why,omitempty"`
 }
 
 // KnitCPU is knit.CPU() flattened to plain fields, so results.json stays
@@ -43,7 +52,7 @@ type KnitCPU struct {
 
 // DescribeMachine reads the machine now (call it after GOMAXPROCS is set).
 func DescribeMachine() Machine {
-	return Machine{
+	m := Machine{
 		CPU:            cpuid.CPU.BrandName,
 		Vendor:         cpuid.CPU.VendorString,
 		LogicalCores:   runtime.NumCPU(),
@@ -56,8 +65,13 @@ func DescribeMachine() Machine {
 		GOARCH:         runtime.GOARCH,
 		TimeNowNs:      readCostNs(nowBatch),
 		Knit:           knitCPU(),
+		Kernel:         kernel(),
 	}
+	m.Governor, m.Boost, m.GovernorWhy = governor()
+	return m
 }
+
+func itoa(i int) string { return strconv.Itoa(i) }
 
 func nowBatch(n int) {
 	var t time.Time

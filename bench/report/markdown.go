@@ -6,28 +6,33 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/knit-go/knit/bench/internal/harness"
-	"github.com/knit-go/knit/bench/internal/perfcount"
+	"github.com/knit-go/knit/bench/harness"
+	"github.com/knit-go/knit/bench/internal/stats"
 )
 
-// Markdown renders the whole report: the machine, then each suite's
-// tables. Every row of a table was measured in the same interleaved
-// rounds as its neighbours, so rows compare side by side; the ratio
-// column is the comparison to quote, not the absolute times.
+// Markdown renders the whole report: the verdict, the machine, then each
+// suite's tables. Every row of a table was measured in the same
+// interleaved rounds as its neighbours, so rows compare side by side;
+// the ratio columns are the comparison to quote, not the absolute times.
 func Markdown(r Report) string {
 	var b strings.Builder
-	b.WriteString(HeaderMarkdown(r))
+	b.WriteString("# knitbench\n\n")
+	b.WriteString(VerdictMarkdown(r))
+	b.WriteString(MachineMarkdown(r))
 	for _, s := range r.Suites {
 		b.WriteString(SuiteMarkdown(s))
 	}
 	return b.String()
 }
 
-// HeaderMarkdown is the title and the machine table, printed before any
-// suite runs so a reader of a long run's output knows what it is on.
+// HeaderMarkdown is the title and the machine table.
 func HeaderMarkdown(r Report) string {
+	return "# knitbench\n\n" + MachineMarkdown(r)
+}
+
+// MachineMarkdown is the machine table: what the figures depend on.
+func MachineMarkdown(r Report) string {
 	var b strings.Builder
-	b.WriteString("# knitbench\n\n")
 	writeMachine(&b, r)
 	return b.String()
 }
@@ -53,16 +58,49 @@ func writeMachine(b *strings.Builder, r Report) {
 		{"hypervisor", fmt.Sprint(m.Hypervisor)},
 		{"GOMAXPROCS", fmt.Sprint(m.GOMAXPROCS)},
 		{"Go", fmt.Sprintf("%s %s/%s", m.GoVersion, m.GOOS, m.GOARCH)},
-		{"knit hint", fmt.Sprintf("%s, %.1f ns/hint, asm %v, counter %.3f MHz", m.Knit.Hint, m.Knit.HintNs, m.Knit.Asm, float64(m.Knit.CounterHz)/1e6)},
-		{"knit.CPU()", m.Knit.Summary},
-		{"clock reads", clockReads(m)},
 	}
+	if m.Kernel != "" {
+		kv = append(kv, [2]string{"kernel", m.Kernel})
+	}
+	gov := m.Governor
+	if gov == "" {
+		gov = "n/a: " + m.GovernorWhy
+	}
+	if m.Boost != "" {
+		gov += ", boost " + m.Boost
+	}
+	kv = append(kv,
+		[2]string{"CPU governor", gov},
+		[2]string{"knit hint", fmt.Sprintf("%s, %.1f ns/hint, asm %v, counter %.3f MHz", m.Knit.Hint, m.Knit.HintNs, m.Knit.Asm, float64(m.Knit.CounterHz)/1e6)},
+		[2]string{"knit.CPU()", m.Knit.Summary},
+		[2]string{"clock reads", clockReads(m)},
+	)
 	if m.Knit.Warning != "" {
 		kv = append(kv, [2]string{"knit warning", m.Knit.Warning})
 	}
 	run := r.Run
-	desc := fmt.Sprintf("%s scale, %d rounds x %v per row, pin %v, started %s",
-		run.Scale, run.Rounds, run.Duration, run.Pin, run.Started.Format("2006-01-02 15:04:05 MST"))
+	code := run.Code.Short()
+	if run.Code.RevisionFrom != "" {
+		code += " (from " + run.Code.RevisionFrom + ")"
+	}
+	if run.Code.KnitReplace != "" {
+		code += ", replaced by " + run.Code.KnitReplace
+	}
+	kv = append(kv, [2]string{"knit revision", code})
+	if run.Code.BuildFlags != "" {
+		kv = append(kv, [2]string{"build", run.Code.BuildFlags})
+	}
+	desc := fmt.Sprintf("%s scale, %d rounds × %v per row, pin %v", run.Scale, run.Rounds, run.Duration, run.Pin)
+	if run.Pin {
+		desc += fmt.Sprintf(" (%d threads pinned", run.Pinned)
+		if run.PinFailed > 0 {
+			desc += fmt.Sprintf(", %d only locked: %s", run.PinFailed, run.PinError)
+		}
+		desc += ")"
+	}
+	if !run.Started.IsZero() {
+		desc += ", started " + run.Started.Format("2006-01-02 15:04:05 MST")
+	}
 	if run.Elapsed > 0 {
 		desc += fmt.Sprintf(", took %v", run.Elapsed.Round(1e6))
 	}
@@ -73,10 +111,17 @@ func writeMachine(b *strings.Builder, r Report) {
 	if len(run.Counters) > 0 {
 		kv = append(kv, [2]string{"counters", describeCounters(run.Counters)})
 	}
-	b.WriteString("| machine | |\n|---|---|\n")
-	for _, e := range kv {
-		fmt.Fprintf(b, "| %s | %s |\n", e[0], escape(e[1]))
+	for _, w := range run.Warnings {
+		kv = append(kv, [2]string{"warning", w})
 	}
+	t := table{}
+	t.col("machine", false)
+	t.col("", false)
+	for _, e := range kv {
+		t.add(e[0], escape(e[1]))
+	}
+	b.WriteString("## Machine\n\n")
+	b.WriteString(t.String())
 	b.WriteString("\n")
 }
 
@@ -92,7 +137,7 @@ func clockReads(m Machine) string {
 
 // describeCounters is the machine table's line on the counters: which
 // count, over what, and for those that do not, why (once per reason).
-func describeCounters(cs []perfcount.Info) string {
+func describeCounters(cs []harness.CounterInfo) string {
 	var ok []string
 	var reasons []string
 	missing := map[string][]string{}
@@ -124,18 +169,30 @@ func writeSuite(b *strings.Builder, s harness.SuiteResult) {
 	if s.Reproduces != "" {
 		fmt.Fprintf(b, "Reproduces the shape of %s.\n\n", s.Reproduces)
 	}
-	fmt.Fprintf(b, "One op = %s. Times are per op: median, min and max over the rounds. "+
-		"\"vs ref\" = median / median of `%s` in the same table.", s.Unit, s.Ref)
+	fmt.Fprintf(b, "One op = %s. Times are per op over the rounds: the median, ± the half-width of its 95%% interval "+
+		"(order statistics; it needs %d rounds), min and max. "+
+		"\"vs ref\" = the median over the rounds of the row's time / the reference's in the same round, "+
+		"the reference being `%s` unless the table says otherwise, with its 95%% interval.", s.Unit, stats.MinCISamples, s.Ref)
 	if s.Speedup {
-		fmt.Fprintf(b, " \"speedup\" = median of `%s` / median.", s.Ref)
+		b.WriteString(" \"speedup\" = 1 / vs ref.")
 	}
 	if len(s.Counters) > 0 {
 		b.WriteString(" Counter columns (ctx-sw/op, ...) are events of every thread of the process per op, median over the rounds.")
 	}
-	fmt.Fprintf(b, " Suite took %v.\n\n", s.Elapsed.Round(1e6))
+	fmt.Fprintf(b, " \"note\" flags a noisy row: an interval wider than ±%.0f%%, rounds spanning %.0f× or more (two modes). Suite took %v.\n\n",
+		100*harness.NoisyCI, harness.WideRange, s.Elapsed.Round(1e6))
 	for _, g := range s.Groups() {
 		if g != "" {
 			fmt.Fprintf(b, "### %s — %s\n\n", s.Name, g)
+		}
+		if c, ok := s.Refs[g]; ok {
+			if c.Name == "" {
+				fmt.Fprintf(b, "No reference: the declared one is %s.\n\n", c.Why)
+			} else if c.Name != s.Ref {
+				fmt.Fprintf(b, "Reference: `%s`, in place of %s.\n\n", c.Name, c.Why)
+			} else {
+				fmt.Fprintf(b, "Reference: `%s`, though it %s.\n\n", c.Name, c.Why)
+			}
 		}
 		writeTable(b, s, g)
 		b.WriteString("\n")
@@ -144,60 +201,59 @@ func writeSuite(b *strings.Builder, s harness.SuiteResult) {
 
 func writeTable(b *strings.Builder, s harness.SuiteResult, group string) {
 	var rows []harness.RowResult
-	bytes := false
+	bytes, paired := false, false
 	for _, r := range s.Rows {
 		if r.Group == group {
 			rows = append(rows, r)
 			bytes = bytes || r.Bytes > 0
+			paired = paired || r.Versus != ""
 		}
 	}
-	head := []string{"row", "median", "min", "max", "vs ref"}
-	align := []string{"---", "---:", "---:", "---:", "---:"}
-	paired := false
-	for _, r := range rows {
-		paired = paired || r.Versus != ""
+	t := table{}
+	t.col("row", false)
+	for _, c := range []string{"median", "±", "min", "max", "vs ref", "95% CI"} {
+		t.col(c, true)
 	}
 	if paired {
 		// Each row over the row it names, round by round.
-		head, align = append(head, "vs pair, per round"), append(align, "---")
+		t.col("vs pair, per round", false)
 	}
-	head, align = append(head, "CPU-µs/op"), append(align, "---:")
+	t.col("CPU/op", true)
 	for _, c := range s.Counters {
-		head, align = append(head, counterColumn(c.Name)), append(align, "---:")
+		t.col(counterColumn(c.Name), true)
 	}
-	head, align = append(head, "allocs/op", "cores"), append(align, "---:", "---:")
+	t.col("allocs/op", true)
+	t.col("cores", true)
 	if bytes {
-		head, align = append(head, "GB/s"), append(align, "---:")
+		t.col("GB/s", true)
 	}
 	if s.Speedup {
-		head, align = append(head, "speedup"), append(align, "---:")
+		t.col("speedup", true)
 	}
-	fmt.Fprintf(b, "| %s |\n|%s|\n", strings.Join(head, " | "), strings.Join(align, "|"))
+	t.col("note", false)
+	ref := s.RefOf(group)
 	for _, r := range rows {
 		name := r.Name
-		if name == s.Ref {
+		if name == ref {
 			name += " (ref)"
 		}
 		cells := []string{escape(name)}
 		if r.Error != "" {
 			cells = append(cells, "error: "+escape(r.Error))
-			for len(cells) < len(head) {
-				cells = append(cells, "")
-			}
-			fmt.Fprintf(b, "| %s |\n", strings.Join(cells, " | "))
+			t.add(cells...)
 			continue
 		}
-		cpu := "n/a"
-		cores := "n/a"
+		cpu, cores := "n/a", "n/a"
 		if r.HasCPU {
-			cpu = sig3(r.CPUusPerOp)
+			cpu = FormatNs(r.CPUNsPerOp)
 			cores = fmt.Sprintf("%.2f", r.Cores)
 		}
-		cells = append(cells, FormatNs(r.MedianNs), FormatNs(r.MinNs), FormatNs(r.MaxNs), ratio(r.Ratio))
+		cells = append(cells, FormatNs(r.MedianNs), plusMinus(r), FormatNs(r.MinNs), FormatNs(r.MaxNs),
+			FormatRatio(r.Ratio), ratioCI(r.RatioCILow, r.RatioCIHigh))
 		if paired {
 			pair := "—"
 			if r.Versus != "" {
-				pair = ratio(r.RoundRatio) + " " + escape(r.Versus)
+				pair = FormatRatio(r.RoundRatio) + " " + escape(r.Versus)
 			}
 			cells = append(cells, pair)
 		}
@@ -212,12 +268,58 @@ func writeTable(b *strings.Builder, s harness.SuiteResult, group string) {
 		if s.Speedup {
 			sp := "—"
 			if r.Ratio > 0 {
-				sp = fmt.Sprintf("%.2f×", 1/r.Ratio)
+				sp = FormatRatio(1 / r.Ratio)
 			}
 			cells = append(cells, sp)
 		}
-		fmt.Fprintf(b, "| %s |\n", strings.Join(cells, " | "))
+		cells = append(cells, noteCell(r))
+		t.add(cells...)
 	}
+	b.WriteString(t.String())
+}
+
+// noteCell is a row's flag in a table: "noisy", with the range of its
+// rounds when they span two modes; the ± column already has the width.
+func noteCell(r harness.RowResult) string {
+	var notes []string
+	if r.Noisy() {
+		notes = append(notes, "noisy")
+		for _, part := range strings.Split(r.Noise, ", ") {
+			if strings.HasPrefix(part, "range") {
+				notes = append(notes, part)
+			}
+		}
+	}
+	if r.AllocsWithSetup {
+		notes = append(notes, "allocs incl. setup")
+	}
+	return strings.Join(notes, ", ")
+}
+
+// plusMinus is the half-width of the median's 95 % interval, as a
+// percentage of the median (the larger side): "±3%"; "—" without one.
+func plusMinus(r harness.RowResult) string {
+	if !r.HasCI() || !(r.MedianNs > 0) {
+		return "—"
+	}
+	return pct(max(r.CIHighNs-r.MedianNs, r.MedianNs-r.CILowNs) / r.MedianNs)
+}
+
+func pct(f float64) string {
+	switch p := 100 * f; {
+	case p < 1:
+		return "±" + strconv.FormatFloat(p, 'f', 1, 64) + "%"
+	default:
+		return "±" + strconv.FormatFloat(p, 'f', 0, 64) + "%"
+	}
+}
+
+// ratioCI is a ratio's interval, "1.85–2.10", or "—".
+func ratioCI(lo, hi float64) string {
+	if !(lo > 0) || !(hi > 0) {
+		return "—"
+	}
+	return ratioNum(lo) + "–" + ratioNum(hi)
 }
 
 // counterColumns are the counter columns' headers, by counter name.
@@ -239,7 +341,7 @@ func counterColumn(name string) string {
 
 // counterCell is a row's figure for counter c: per op, or why there is
 // none. A counter that is not available reads "n/a: <why>", never 0.
-func counterCell(c perfcount.Info, r harness.RowResult) string {
+func counterCell(c harness.CounterInfo, r harness.RowResult) string {
 	if !c.Available {
 		return "n/a: " + escape(c.Why)
 	}
@@ -296,11 +398,25 @@ func sig3(v float64) string {
 	return "<0.001"
 }
 
-func ratio(r float64) string {
-	if r <= 0 {
+// FormatRatio prints a ratio with three significant digits and a ×:
+// "1.93×", "0.00412×" (a ratio is never rounded to 0.00×); "—" for none.
+func FormatRatio(r float64) string {
+	if !(r > 0) || math.IsInf(r, 0) {
 		return "—"
 	}
-	return fmt.Sprintf("%.2f×", r)
+	return ratioNum(r) + "×"
+}
+
+func ratioNum(r float64) string {
+	switch {
+	case r >= 0.1 && r < 1000:
+		return sig3(r)
+	case r >= 1000 && r < 1e7:
+		// Three significant digits, no exponent: 1650, not 1.65e+03.
+		v, _ := strconv.ParseFloat(strconv.FormatFloat(r, 'g', 3, 64), 64)
+		return strconv.FormatFloat(v, 'f', 0, 64)
+	}
+	return strconv.FormatFloat(r, 'g', 3, 64)
 }
 
 // escape keeps a cell from breaking the table.
