@@ -1067,7 +1067,7 @@ func TestEventWaitFor(t *testing.T) {
 
 // TestEventSleeperInDump: a runtime sleeper with a ctx that cannot be
 // cancelled, parked on its park word, shows in a goroutine dump as the
-// README says: "[waiting]", with Event.Wait on its stack.
+// docs/parking-and-spin.md says: "[waiting]", with Event.Wait on its stack.
 func TestEventSleeperInDump(t *testing.T) {
 	if !parkLinked() {
 		t.Skip("sleepers park on channels in this build")
