@@ -10,9 +10,8 @@ import "github.com/knit-go/knit/bench/report"
 //
 // Rows are matched by the words that say which API they use, so a row
 // keeps its place when its display name gains words: the ipc-peers knit
-// rows are matched as "CallBatch" (or, before the rename that says so,
-// the plain "knit pool (1 worker)" row, which is CallBatch + WaitAll),
-// never "Call per message", "spin" or "parked".
+// rows are matched as "CallBatch", never "Call per message", "spin" or
+// "parked".
 var useCases = []report.UseCase{
 	{
 		Name:    "streaming one to one",
@@ -39,7 +38,7 @@ var useCases = []report.UseCase{
 		Suite: "ipc-peers",
 		Group: report.GroupContaining("100 messages"),
 		Subject: report.AllOf(
-			report.AnyOf(report.Contains("knit", "CallBatch"), report.Is("knit pool (1 worker)")),
+			report.Contains("knit", "CallBatch"),
 			report.Not(report.Contains("per message")), report.Not(report.Contains("spin")), report.Not(report.Contains("parked"))),
 		API: "Task.CallBatch + pool.WaitAll",
 	},

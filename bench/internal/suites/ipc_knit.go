@@ -31,10 +31,10 @@ import (
 // Call and a Wait per message: what a caller that does not batch pays.
 func ipcKnitRows(cfg harness.Config) []harness.Row {
 	var rows []harness.Row
-	rows = append(rows, ipcRows("knit pool (1 worker)", cfg, startKnitIPC(pool.Config{}, true))...)
-	rows = append(rows, ipcRows("knit pool (1 worker, spin 50µs)", cfg,
+	rows = append(rows, ipcRows("knit pool (1 worker, CallBatch)", cfg, startKnitIPC(pool.Config{}, true))...)
+	rows = append(rows, ipcRows("knit pool (1 worker, CallBatch, spin 50µs)", cfg,
 		startKnitIPC(pool.Config{Park: knit.Park{Spin: 50 * time.Microsecond}}, true))...)
-	rows = append(rows, ipcRows("knit pool (1 worker, parked)", cfg, startKnitIPC(pool.Config{Park: knit.Park{Spin: knit.NoSpin}}, true))...)
+	rows = append(rows, ipcRows("knit pool (1 worker, CallBatch, parked)", cfg, startKnitIPC(pool.Config{Park: knit.Park{Spin: knit.NoSpin}}, true))...)
 	for _, r := range ipcRows("knit pool (1 worker, Call per message)", cfg, startKnitIPC(pool.Config{}, false)) {
 		if r.Group != ipcGroup(1) { // a batch of one is a Call
 			rows = append(rows, r)
