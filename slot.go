@@ -221,7 +221,7 @@ func (s *Slot[T]) Take(ctx context.Context) (T, error) {
 // slotTakeable reports a state a waiting taker must look at: a value,
 // or closed and empty.
 func slotTakeable(st uint32) bool {
-	return st&slotPhase == slotFull || st == slotClosed|slotEmpty
+	return st&slotPhase == slotFull || st == slotClosed // closed, its phase slotEmpty (0)
 }
 
 // TryTake returns the slot's value if it holds one, emptying it and
@@ -236,7 +236,7 @@ func (s *Slot[T]) TryTake() (v T, err error) {
 			if !s.state.CompareAndSwap(st, st+slotTaking-slotFull) {
 				continue
 			}
-		case st == slotClosed|slotEmpty:
+		case st == slotClosed: // closed, its phase slotEmpty (0)
 			return v, ErrClosed
 		default:
 			return v, ErrEmpty
