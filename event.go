@@ -120,8 +120,8 @@ const (
 	//
 	// The deferred handoff: a Notify (NotifyAll, or a Handoff that woke
 	// no sleeper) that finds a waiter registered leaves a note on the P
-	// it runs on, and a waiter on this backend that must sleep less than
-	// about 400 ns later on the same P first yields that P once, then
+	// it runs on, and a waiter on this backend that must sleep soon after
+	// (readiedWindow) on the same P first yields that P once, then
 	// looks again. The note is the P's, in a table every Event in the
 	// process shares (a ring's push and pop ring Events too), not the
 	// notifying goroutine's: a waiter yields after any Notify on its P,

@@ -286,14 +286,9 @@ func (s *Slot[T]) Len() int {
 // it runs when the putter blocks, or on another P that takes it), only
 // where the tests and BenchmarkSlotRule ask for it to compare.
 //
-// Measured with BenchmarkSlotRule (AMD EPYC 2-vCPU, family 25 model 17,
-// two runs of 11 interleaved rounds; docs/pool-authors.md, "Handoff or
-// Notify", has the table), Handoff's time over Notify's, median: in a
-// pool's handoff (submitters take an idle worker off a stack and hand it
-// a short task; 1-2 workers, 1-8 submitters) 0.65-0.80x at GOMAXPROCS 1
-// and 0.57-0.75x at 2; with tasks that sleep 1 ms on 10,000 workers
-// (ants' benchmark shape) 0.48-0.73x at 1 and 0.54-0.78x at 2; one
-// putter and one taker 0.66-0.72x at 1 and 0.86-0.91x at 2. The
+// Handoff measured faster than Notify in every shape BenchmarkSlotRule
+// runs, at GOMAXPROCS 1 and 2 (docs/pool-authors.md, "Handoff or
+// Notify", has the figures). The
 // submitter's next step is to find a free worker, which once the pool is
 // busy means waiting for one: with Notify the worker runs only after the
 // submitter parked, and wakes it again. GOMAXPROCS is not read: no
