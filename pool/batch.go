@@ -199,6 +199,24 @@ func (pk *packet[In, Out]) claimRuns(w *worker) {
 
 // abandon fails every call no runner has claimed (Shutdown's expiry) and
 // returns how many.
+// abandonRun fails the rest of w's run of pk, unrun (Shutdown gave up:
+// calls queued behind a running one never run, as queued tasks do not;
+// see ShutdownError). They were counted taken when the run was claimed,
+// and count abandoned instead.
+func (pk *packet[In, Out]) abandonRun(w *worker) {
+	k := w.fr.hi - w.fr.next
+	var zero In
+	for j := w.fr.next; j < w.fr.hi; j++ {
+		e := &pk.elems[j]
+		e.in = zero
+		e.err = ErrClosed
+		pk.publish(e)
+	}
+	w.fr.hi = w.fr.next
+	w.taken.add(-uint64(k))
+	pk.t.p.abandoned.Add(uint64(k))
+}
+
 func (pk *packet[In, Out]) abandon() int {
 	n := 0
 	if a := pk.next.Swap(pk.n); a < pk.n {
@@ -267,9 +285,14 @@ func (pk *packet[In, Out]) runSome(w *worker) {
 			pk.failed(w, i, recover())
 		}
 	}()
-	fn := pk.t.fn
+	fn, p := pk.t.fn, pk.t.p
 	for w.fr.next < w.fr.hi {
 		i = w.fr.next
+		if p.state.Load() == stateAbandon {
+			i = -1
+			pk.abandonRun(w)
+			return
+		}
 		e := &pk.elems[i]
 		e.out = fn(e.in)
 		var zero In

@@ -56,7 +56,11 @@ const goexitValue = "task called runtime.Goexit"
 // ShutdownError is returned by Shutdown when its context ended before the
 // workers finished. Tasks still queued at that moment were not run:
 // their futures fail with ErrClosed, and Abandoned counts them. Tasks that
-// were running keep running; Close waits for them.
+// were running keep running; Close waits for them. Calls that travel
+// together (a CallBatch, or a stream of Calls: see Task.Call) and wait
+// behind a call that was running do not run either: they fail with
+// ErrClosed when that call returns, and count in Stats.Abandoned then,
+// not in Abandoned.
 type ShutdownError struct {
 	Abandoned int
 	Err       error // the context's error

@@ -7,6 +7,7 @@ import (
 	"sync/atomic"
 
 	"github.com/knit-go/knit"
+	"github.com/knit-go/knit/internal/relstore"
 	"github.com/knit-go/knit/internal/sched"
 )
 
@@ -29,13 +30,13 @@ type Future[Out any] struct {
 // genClosed is Future.gen of a Future whose call was refused (pool closed).
 const genClosed = 1
 
-// The result word packs a generation, two flags and a state:
-// gen<<stateBits | waiting? | doneWanted? | ready?. Every transition is
-// one atomic operation on it, so a stale Future (one whose value was
-// taken, its slot perhaps reused) is told apart by an atomic load, never
-// by touching fields someone else now owns.
+// The result word packs a generation, three flags and a state:
+// gen<<stateBits | filled? | waiting? | doneWanted? | ready?. Every
+// transition is one atomic operation on it, so a stale Future (one whose
+// value was taken, its slot perhaps reused) is told apart by an atomic
+// load, never by touching fields someone else now owns.
 const (
-	stateBits = 3
+	stateBits = 4
 
 	pending = 0 // the task has not finished; the runner owns out and err
 	ready   = 1 // out and err hold the result; the Wait that moves the word on owns them
@@ -48,6 +49,8 @@ const (
 	// then, so a result nobody sleeps on costs the runner one atomic Or.
 	// Set while pending, cleared with the generation.
 	waiting = 4
+	// filled (8) marks a Call stream's call whose argument is written;
+	// see callstream.go.
 )
 
 // result is the part of a call's slot that Future sees: everything but the
@@ -71,7 +74,11 @@ type result[Out any] struct {
 	//
 	// and, while pending, +doneWanted by the Done that installed ch and
 	// +waiting by a Wait that registered on the owner's event (CASes, so
-	// they fail once the state has moved on).
+	// they fail once the state has moved on). A Call stream's call (see
+	// callstream.go) has filled set from its Call's fill on; the Wait
+	// that takes it keeps filled in its CAS and clears it with a store
+	// once it is done with out and err, since the stream is reused
+	// without a recycle.
 	word atomic.Uint64
 
 	out Out   // guarded by word: see the transitions
@@ -89,7 +96,7 @@ type result[Out any] struct {
 	// never closed for a later one.
 	ch atomic.Pointer[doneChan]
 
-	owner owner // read-only: the slot or batch this result belongs to
+	owner owner // read-only: the slot, batch or stream this result belongs to
 }
 
 // owner is what a result belongs to: a Call's slot, a CallBatch's packet,
@@ -129,7 +136,14 @@ var closedChan = func() chan struct{} {
 // finish publishes the result and tells whoever asked. Called by the
 // slot's runner while the word is pending.
 func (r *result[Out]) finish(out Out, err error) {
-	r.out, r.err = out, err
+	r.out = out
+	r.finished(err)
+}
+
+// finished is finish with out written already (by the runner, straight
+// from the task's return: a large Out passed on is one more copy).
+func (r *result[Out]) finished(err error) {
+	r.err = err
 	if w := r.word.Or(ready); w&(waiting|doneWanted) != 0 {
 		// From the Or on the slot may be taken and reused: the ring may
 		// reach a later generation's waiters (a spurious wake: they
@@ -154,25 +168,27 @@ func (r *result[Out]) closeDone(w uint64) {
 // take returns the result if the future's generation is ready, claiming
 // it and recycling its slot; ok is false while the call is still pending.
 func (r *result[Out]) take(gen uint64) (v Out, err error, ok bool) {
-	v, ok, _, err = r.claim(gen, true)
+	ok, _, err = r.claim(gen, true, &v)
 	return v, err, ok
 }
 
 // claim is take that leaves the recycling to the caller unless recycle
 // is set: mine reports that this call took the value, and so owes its
-// owner a recycle.
-func (r *result[Out]) claim(gen uint64, recycle bool) (v Out, ok, mine bool, err error) {
+// owner a recycle. The value goes to *v, untouched unless mine: the
+// caller's own variable, so that a large Out is copied once on its way
+// out (each result passed back by value is one more copy).
+func (r *result[Out]) claim(gen uint64, recycle bool, v *Out) (ok, mine bool, err error) {
 	w := r.word.Load()
 	switch {
 	case w>>stateBits != gen:
-		return v, true, false, ErrFutureUsed
+		return true, false, ErrFutureUsed
 	case w&ready == 0:
-		return v, false, false, nil
-	case !r.word.CompareAndSwap(w, (gen+1)<<stateBits):
+		return false, false, nil
+	case !r.word.CompareAndSwap(w, (gen+1)<<stateBits|w&filled):
 		// Flags change only while pending: another Wait took the value.
-		return v, true, false, ErrFutureUsed
+		return true, false, ErrFutureUsed
 	}
-	v, err = r.out, r.err
+	*v, err = r.out, r.err
 	var zero Out
 	r.out, r.err = zero, nil // the slot must not keep the result alive
 	if w&doneWanted != 0 {
@@ -181,10 +197,17 @@ func (r *result[Out]) claim(gen uint64, recycle bool) (v Out, ok, mine bool, err
 		}
 		r.ch.Store(nil)
 	}
+	if w&filled != 0 {
+		// A Call stream's call: its stream is reused once every word
+		// reads (gen+1)<<stateBits exactly (see callstream.go), so the
+		// CAS kept filled, which says this Wait still reads and clears
+		// the result, and this store says it is done.
+		relstore.Store(&r.word, (gen+1)<<stateBits)
+	}
 	if recycle {
 		r.owner.recycle(1)
 	}
-	return v, true, true, err
+	return true, true, err
 }
 
 // poll is take for a Wait registered on the owner's event: while the
@@ -222,23 +245,23 @@ func (r *result[Out]) poll(gen uint64) (v Out, err error, ok bool) {
 // while the call is pending: the worker runs queued tasks meanwhile, so
 // a pool whose every worker waits on calls still runs them. A task run
 // that way must not itself wait for the waiting task to finish.
-func (f Future[Out]) Wait(ctx context.Context) (Out, error) {
+func (f Future[Out]) Wait(ctx context.Context) (v Out, err error) {
 	if err := ctx.Err(); err != nil {
-		var zero Out
-		return zero, err // a done ctx does nothing: the Future stays usable
+		return v, err // a done ctx does nothing: the Future stays usable
 	}
 	r := f.r
 	if r == nil {
-		var zero Out
 		if f.gen == genClosed {
-			return zero, ErrClosed
+			return v, ErrClosed
 		}
-		return zero, ErrZeroFuture
+		return v, ErrZeroFuture
 	}
-	if v, err, ok := r.take(f.gen); ok {
+	// The value goes straight to the named result: a large Out copied
+	// into a local and then out is one copy more.
+	if ok, _, err := r.claim(f.gen, true, &v); ok {
 		return v, err
 	}
-	v, err, _ := f.wait(ctx)
+	v, err, _ = f.wait(ctx)
 	return v, err
 }
 
@@ -374,7 +397,8 @@ func WaitAll[Out any](ctx context.Context, fs []Future[Out], out []Out) (int, er
 			out[i] = v
 			return i + 1, err
 		}
-		v, ok, mine, err := r.claim(f.gen, false)
+		var v Out
+		ok, mine, err := r.claim(f.gen, false, &v)
 		if mine {
 			if h, batch := r.owner.(*batchHome); !batch {
 				r.owner.recycle(1)

@@ -250,14 +250,15 @@ func TestFutureCopiesRace(t *testing.T) {
 	}
 }
 
-// TestFutureReleasesResult: a taken slot does not keep its argument or
-// result alive.
+// TestFutureReleasesResult: a taken call does not keep its argument or
+// result alive, in a slot (CallContext's) or in a Call stream.
 func TestFutureReleasesResult(t *testing.T) {
 	p := New(Config{Workers: 1})
 	defer p.Close()
 	tk := NewTask(p, func(b *[1 << 10]byte) *[1 << 10]byte { return b })
-	f := tk.Call(new([1 << 10]byte))
-	if _, err := f.Wait(context.Background()); err != nil {
+	ctx := context.Background()
+	f := tk.CallContext(ctx, new([1 << 10]byte))
+	if _, err := f.Wait(ctx); err != nil {
 		t.Fatal(err)
 	}
 	s, ok := tk.free.get()
@@ -266,6 +267,17 @@ func TestFutureReleasesResult(t *testing.T) {
 	}
 	if s.in != nil || s.out != nil || s.err != nil {
 		t.Fatal("recycled slot still holds the call's values")
+	}
+	f = tk.Call(new([1 << 10]byte))
+	if _, err := f.Wait(ctx); err != nil {
+		t.Fatal(err)
+	}
+	st := tk.open.Load()
+	if st == nil {
+		t.Fatal("Call on a one-worker pool did not stream")
+	}
+	if e := &st.elems[0]; e.in != nil || e.out != nil || e.err != nil {
+		t.Fatal("a taken stream call still holds the call's values")
 	}
 }
 

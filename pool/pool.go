@@ -305,6 +305,12 @@ func (p *Pool) submitSlow(ctx context.Context, j job, block bool) error {
 			if err := ctx.Err(); err != nil {
 				return err
 			}
+			if self.fr.pk != nil {
+				// Settle before the pop, as helpWait does: a call the
+				// settling runs may end its goroutine (runtime.Goexit),
+				// which must not take a popped job with it.
+				self.fr.pk.settle(self)
+			}
 			if t := self.next(); t != nil {
 				self.run(t)
 			} else {

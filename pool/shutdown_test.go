@@ -207,7 +207,9 @@ func TestCloseRacesSubmitters(t *testing.T) {
 		p.Close()
 		wg.Wait()
 		s := p.Stats()
-		if uint64(abandoned) != s.Abandoned {
+		// Stats also counts the calls of streams and CallBatch runs that
+		// waited behind a running call (see ShutdownError).
+		if uint64(abandoned) > s.Abandoned {
 			t.Fatalf("round %d: Shutdown reported %d abandoned, Stats %d", r, abandoned, s.Abandoned)
 		}
 		// Go tasks: accepted = ran + abandoned. Calls: a future failing

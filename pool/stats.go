@@ -48,14 +48,17 @@ type Stats struct {
 	// parent's, a Map's ("Contexts" in the package doc).
 	SkippedCtx uint64
 
-	Abandoned uint64 // tasks still queued when Shutdown's context ended
+	Abandoned uint64 // tasks Shutdown's expiry kept from running (see ShutdownError)
 	Stolen    uint64 // tasks a worker took from another worker's queue
 
 	Parks    uint64 // times a worker parked
 	Wakes    uint64 // times a parked worker woke
 	SpinHits uint64 // spins that caught work before the worker would have parked
 
-	QueueDepth int // tasks queued and not yet taken
+	// QueueDepth counts the queues' entries not yet taken: a task each,
+	// or a CallBatch packet's or a Call stream's entry (see Task.Call),
+	// whose calls count once they are taken.
+	QueueDepth int
 }
 
 // counter is a statistic written by one goroutine (its worker) and read

@@ -25,6 +25,16 @@ type Task[In, Out any] struct {
 	// list per capacity class (see packetClasses), each made on first
 	// use.
 	packets [len(packetClasses)]atomic.Pointer[freeList[packet[In, Out]]]
+
+	// Call's streams (see callstream.go): the open one, how many are
+	// open or not yet run to their end, and the full ones waiting for
+	// reuse. streamCap is the calls a stream holds, 0 where Call does
+	// not stream. mu serialises the opening of a stream.
+	open      atomic.Pointer[callStream[In, Out]]
+	streams   atomic.Int32
+	retired   *knit.MPMC[*callStream[In, Out]]
+	streamCap int
+	mu        sync.Mutex
 }
 
 // freeList recycles one kind of object (*E). The last one put back waits
@@ -71,10 +81,19 @@ func NewTask[In, Out any](p *Pool, fn func(In) Out) *Task[In, Out] {
 		panic("pool: NewTask with a nil *Pool")
 	}
 	n := len(p.workersNow()) * p.qs
-	t := &Task[In, Out]{p: p, fn: fn}
+	t := &Task[In, Out]{p: p, fn: fn, streamCap: streamCap(p.qs)}
 	t.free.ring = knit.NewMPMC[*slot[In, Out]](min(max(n, 64), maxFreeSlots))
+	if t.streamCap > 0 {
+		t.retired = knit.NewMPMC[*callStream[In, Out]](retiredStreams)
+	}
 	return t
 }
+
+// retiredStreams is how many full streams a task keeps for reuse: a
+// stream is reused once every future of it was taken (see
+// callstream.go), so a caller with more calls in flight than two streams
+// hold finds one here the next time a stream fills.
+const retiredStreams = 8
 
 // maxFreeSlots bounds a task's free list ring (64 KiB of slots on 64-bit
 // targets); see Task.free.
@@ -146,11 +165,11 @@ func (s *slot[In, Out]) run(w *worker) (done uint64) {
 			s.finish(out, pe)
 		}
 	}()
-	out := s.t.fn(s.in)
+	s.out = s.t.fn(s.in)
 	returned = true
 	var zero In
 	s.in = zero
-	s.finish(out, nil)
+	s.finished(nil)
 	return 1
 }
 
@@ -167,9 +186,38 @@ func (s *slot[In, Out]) abandon() int {
 // blocks while the queues are full (from a task of the same pool it runs
 // queued tasks instead, as Go does). Once the pool is closed the returned
 // Future's Wait gives ErrClosed.
+//
+// On a pool of one worker (and queues of at least 8), calls made one
+// after another travel as CallBatch's do: appended to the task's open
+// stream of up to 128 calls, which is queued as one entry, with one
+// doorbell ring, only when no runner holds it, and whose calls the worker
+// runs back to back. Each result is ready as soon as its call returns.
+// Two such streams per task, at most, are not counted against the queue
+// size (see Config.QueueSize); Stats counts each of their calls once it
+// is taken. A stream's calls run in order on the worker that runs it,
+// also when Resize has added workers meanwhile: a call that waits for a
+// later call of its own stream to run waits for ever, as one that waits
+// for a later call on a one-worker pool always could.
 func (t *Task[In, Out]) Call(in In) Future[Out] {
+	if s := t.open.Load(); s != nil {
+		if f, st := s.append(&in); st == appended {
+			return f
+		} else if st == streamBusy {
+			return t.callOne(&in)
+		}
+	}
+	if s := t.openStream(); s != nil {
+		if f, st := s.append(&in); st == appended {
+			return f
+		}
+	}
+	return t.callOne(&in)
+}
+
+// callOne is Call queueing the call on its own, in a slot.
+func (t *Task[In, Out]) callOne(in *In) Future[Out] {
 	s := t.get()
-	s.in = in
+	s.in = *in
 	f := s.future()
 	if t.p.submit(s, true) != nil {
 		s.refuse()
