@@ -120,7 +120,7 @@ func TestRingBatchBlocking(t *testing.T) {
 				for c := range consumers {
 					cwg.Go(func() {
 						if useAll {
-							for v := range q.All(ctx) {
+							for v := range All(ctx, q) {
 								got[c] = append(got[c], v)
 							}
 							return
@@ -239,7 +239,7 @@ func TestRingBatchCloseAndCancel(t *testing.T) {
 			actx, acancel := context.WithCancel(context.Background())
 			go func() {
 				n := 0
-				for range e.All(actx) {
+				for range All(actx, e) {
 					n++
 				}
 				rc <- res{n, actx.Err()}
@@ -251,7 +251,7 @@ func TestRingBatchCloseAndCancel(t *testing.T) {
 			}
 			go func() {
 				n := 0
-				for range e.All(context.Background()) {
+				for range All(context.Background(), e) {
 					n++
 				}
 				rc <- res{n, nil}
@@ -276,7 +276,7 @@ func TestRingAllBreak(t *testing.T) {
 			if n, err := q.TryPushBatch([]int{1, 2, 3, 4}); n != 4 || err != nil {
 				t.Fatalf("TryPushBatch = %d, %v", n, err)
 			}
-			for v := range q.All(context.Background()) {
+			for v := range All(context.Background(), q) {
 				if v == 2 {
 					break
 				}
@@ -318,7 +318,7 @@ func TestDoneContextDoesNothing(t *testing.T) {
 				if n, err := q.PopBatch(ctx, make([]int, 4)); n != 0 || !errors.Is(err, want) {
 					t.Errorf("PopBatch = %d, %v; want 0, %v", n, err, want)
 				}
-				for v := range q.All(ctx) {
+				for v := range All(ctx, q) {
 					t.Errorf("a range with a done ctx yielded %d", v)
 				}
 				if q.Len() != 1 {

@@ -19,7 +19,7 @@ import (
 // reads the same slot (Pop copies the item out of it, PopFunc works on it
 // in place).
 //
-//	b := knit.NewBroadcast[Event](1024)
+//	b := knit.NewBroadcast[Event](1024, knit.Park{})
 //	parse := b.Subscribe()            // sees every item
 //	store := b.SubscribeAfter(parse)  // sees each item once parse has popped it
 //	audit := b.Subscribe()            // beside parse, independent of it

@@ -51,7 +51,7 @@ type MPMC[T any] struct{ seqRing[T] }
 // Push reports full at capacity, but the slots are a power of two,
 // allocated up front: capacity rounded up, each a T plus an 8-byte
 // sequence (rounded to T's alignment), and under 1 KiB of padded indices
-// and doorbells. NewMPMC[func()](1<<20) asks for 16 MiB of 16-byte
+// and doorbells. NewMPMC[func()](1<<20, Park{}) asks for 16 MiB of 16-byte
 // slots. The memory is zero at creation, which is what a ring needs, so
 // the OS supplies its pages only as positions are first used: the
 // resident cost grows to the whole array over the ring's first lap. A

@@ -175,7 +175,7 @@ func TestRingZeroValue(t *testing.T) {
 		{"All", func(q Queue[int]) {
 			ctx, cancel := context.WithTimeout(context.Background(), time.Second)
 			defer cancel()
-			for range q.All(ctx) {
+			for range All(ctx, q) {
 			}
 		}},
 	}
@@ -193,15 +193,15 @@ func TestRingZeroValue(t *testing.T) {
 // limit is refused with its size in the message, not left to the
 // allocator.
 func TestRingCapacityTooLarge(t *testing.T) {
-	mustPanic(t, "NewMPMC of 1 MiB items", func() { NewMPMC[[1 << 20]byte](MaxCapacity) },
+	mustPanic(t, "NewMPMC of 1 MiB items", func() { NewMPMC[[1 << 20]byte](MaxCapacity, Park{}) },
 		"MPMC", strconv.Itoa(MaxCapacity), "GiB", "1048584-byte")
-	mustPanic(t, "NewSPSC of 4 KiB items", func() { NewSPSC[[4096]byte](MaxCapacity) },
+	mustPanic(t, "NewSPSC of 4 KiB items", func() { NewSPSC[[4096]byte](MaxCapacity, Park{}) },
 		"SPSC", strconv.Itoa(MaxCapacity), "GiB", "4096-byte")
 }
 
 // TestRingLargeCapacityIsLazy: a ring of MaxCapacity slots costs what its
 // allocation costs and no more: creating one touches none of its pages.
-// NewMPMC[struct{}](1<<30) used to take 30 s and 16.8 GB, writing every
+// NewMPMC[struct{}](1<<30, Park{}) used to take 30 s and 16.8 GB, writing every
 // slot's sequence with a locked instruction.
 //
 // It runs in a child process: like make, a ring's allocation is only free
@@ -238,9 +238,9 @@ func TestRingLargeCapacityIsLazy(t *testing.T) {
 		return
 	}
 	before := residentBytes(t)
-	q := NewMPMC[struct{}](MaxCapacity)
-	m := NewMPSC[struct{}](MaxCapacity)
-	s := NewSPSC[int32](MaxCapacity)
+	q := NewMPMC[struct{}](MaxCapacity, Park{})
+	m := NewMPSC[struct{}](MaxCapacity, Park{})
+	s := NewSPSC[int32](MaxCapacity, Park{})
 	grew := residentBytes(t) - before
 	if grew > 256<<20 {
 		t.Errorf("three rings of %d slots made the process %d MiB larger; creation must not touch the slots", MaxCapacity, grew>>20)
@@ -634,8 +634,8 @@ func TestKeepFenced(t *testing.T) {
 		t.Fatal("KeepFenced accepted something that is not a ring")
 	}
 	for _, ring := range []any{
-		NewSPSC[int](8), NewMPSC[int](8), NewSPMC[int](8), NewMPMC[int](8),
-		NewWords(8), NewMailbox[int](), NewBacklog[int](), NewBroadcast[int](8),
+		NewSPSC[int](8, Park{}), NewMPSC[int](8, Park{}), NewSPMC[int](8, Park{}), NewMPMC[int](8, Park{}),
+		NewWords(8, Park{}), NewMailbox[int](Park{}), NewBacklog[int](Park{}), NewBroadcast[int](8, Park{}),
 	} {
 		if !ringmode.KeepFenced(ring) {
 			t.Errorf("KeepFenced(%T) = false", ring)
@@ -673,7 +673,7 @@ func TestKeepFenced(t *testing.T) {
 // goroutine waiting for that P runs before the retry.
 func TestSeqRingLostClaimPolicy(t *testing.T) {
 	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
-	q := NewMPMC[int](8)
+	q := NewMPMC[int](8, Park{})
 	if q.spinOnLoss {
 		t.Fatal("an MPMC made at GOMAXPROCS 1 spins after a lost claim; want a yield")
 	}
@@ -697,7 +697,7 @@ func TestSeqRingLostClaimPolicy(t *testing.T) {
 	<-done
 
 	runtime.GOMAXPROCS(spinpolicy.MinProcs)
-	for _, r := range []*seqRing[int]{&NewMPSC[int](8).seqRing, &NewSPMC[int](8).seqRing, &NewMPMC[int](8).seqRing} {
+	for _, r := range []*seqRing[int]{&NewMPSC[int](8, Park{}).seqRing, &NewSPMC[int](8, Park{}).seqRing, &NewMPMC[int](8, Park{}).seqRing} {
 		if want := spinpolicy.DefaultSpins(); r.spinOnLoss != want {
 			t.Fatalf("a ring made at GOMAXPROCS %d on %d CPUs: spinOnLoss = %v, want %v (spinpolicy.DefaultSpins)",
 				spinpolicy.MinProcs, runtime.NumCPU(), r.spinOnLoss, want)

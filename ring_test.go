@@ -42,7 +42,7 @@ var ringKinds = []ringKind{
 	{
 		name:   "SPSC",
 		newInt: func(n int, p ...Park) Queue[int] { return joinSPSC(NewSPSC[int](n, p...)) },
-		newPtr: func(n int) Queue[*int] { return joinSPSC(NewSPSC[*int](n)) },
+		newPtr: func(n int) Queue[*int] { return joinSPSC(NewSPSC[*int](n, Park{})) },
 		slotsAreZeroed: func(q Queue[*int]) bool {
 			for _, p := range q.(joined[*int]).sender.(SPSCProducer[*int]).q.buf {
 				if p != nil {
@@ -55,19 +55,19 @@ var ringKinds = []ringKind{
 	{
 		name: "MPSC", multiProducer: true,
 		newInt:         func(n int, p ...Park) Queue[int] { return NewMPSC[int](n, p...) },
-		newPtr:         func(n int) Queue[*int] { return NewMPSC[*int](n) },
+		newPtr:         func(n int) Queue[*int] { return NewMPSC[*int](n, Park{}) },
 		slotsAreZeroed: func(q Queue[*int]) bool { return seqSlotsZero(&q.(*MPSC[*int]).seqRing) },
 	},
 	{
 		name: "SPMC", multiConsumer: true,
 		newInt:         func(n int, p ...Park) Queue[int] { return NewSPMC[int](n, p...) },
-		newPtr:         func(n int) Queue[*int] { return NewSPMC[*int](n) },
+		newPtr:         func(n int) Queue[*int] { return NewSPMC[*int](n, Park{}) },
 		slotsAreZeroed: func(q Queue[*int]) bool { return seqSlotsZero(&q.(*SPMC[*int]).seqRing) },
 	},
 	{
 		name: "MPMC", multiProducer: true, multiConsumer: true,
 		newInt:         func(n int, p ...Park) Queue[int] { return NewMPMC[int](n, p...) },
-		newPtr:         func(n int) Queue[*int] { return NewMPMC[*int](n) },
+		newPtr:         func(n int) Queue[*int] { return NewMPMC[*int](n, Park{}) },
 		slotsAreZeroed: func(q Queue[*int]) bool { return seqSlotsZero(&q.(*MPMC[*int]).seqRing) },
 	},
 }

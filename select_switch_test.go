@@ -18,7 +18,7 @@ func TestSelectorDisableFanIn(t *testing.T) {
 	cases := make([]Case, rings)
 	var got int
 	for k := range rings {
-		q := NewSPSC[int](4)
+		q := NewSPSC[int](4, Park{})
 		cases[k] = PopCase(q.Consumer(), &got)
 		go func(p SPSCProducer[int]) {
 			for i := range per {
@@ -30,7 +30,7 @@ func TestSelectorDisableFanIn(t *testing.T) {
 			p.Close()
 		}(q.Producer())
 	}
-	sel := NewSelector(cases...)
+	sel := NewSelector(Park{}, cases...)
 	next := make([]int, rings) // per ring, the next item expected
 	closed := make([]bool, rings)
 	selects, items, open := 0, 0, rings
@@ -46,7 +46,7 @@ func TestSelectorDisableFanIn(t *testing.T) {
 				t.Fatalf("ring %d closed after %d of %d items", i, next[i], per)
 			}
 			closed[i] = true
-			sel.Disable(i)
+			sel.SetEnabled(i, false)
 			open--
 		case err != nil:
 			t.Fatal(err)
@@ -70,7 +70,7 @@ func TestSelectorDisableFanIn(t *testing.T) {
 // again once switched on.
 func TestSelectorDisableEnable(t *testing.T) {
 	defer watchdog(t, 60*time.Second)()
-	q := NewMPMC[int](4)
+	q := NewMPMC[int](4, Park{})
 	ready := make(chan int, 1)
 	quit := make(chan struct{}, 1)
 	other := make(chan string) // a second sized channel: the reflect path
@@ -84,9 +84,9 @@ func TestSelectorDisableEnable(t *testing.T) {
 		{"reflect", []Case{PopCase(q, &v), RecvCase(ready, &w), RecvCase(quit, nil), RecvCase(other, &s)}},
 	} {
 		t.Run(shape.name, func(t *testing.T) {
-			sel := NewSelector(shape.cases...)
+			sel := NewSelector(Park{}, shape.cases...)
 			for off := range 3 {
-				sel.Disable(off)
+				sel.SetEnabled(off, false)
 				switch off {
 				case 0:
 					if err := q.TryPush(7); err != nil {
@@ -103,7 +103,7 @@ func TestSelectorDisableEnable(t *testing.T) {
 				if i != -1 || !errors.Is(err, context.DeadlineExceeded) {
 					t.Fatalf("case %d off: Select = %d, %v; want -1 and the deadline", off, i, err)
 				}
-				sel.Enable(off)
+				sel.SetEnabled(off, true)
 				i, err = sel.Select(context.Background())
 				if i != off || err != nil {
 					t.Fatalf("case %d back on: Select = %d, %v", off, i, err)
@@ -115,9 +115,9 @@ func TestSelectorDisableEnable(t *testing.T) {
 			v, w = 0, 0
 		})
 	}
-	sel := NewSelector(PopCase(q, &v))
-	mustPanic(t, "Disable(1) of one case", func() { sel.Disable(1) }, "knit: Selector case 1 out of range [0, 1)")
-	mustPanic(t, "Enable(-1)", func() { sel.Enable(-1) }, "knit: Selector case -1 out of range [0, 1)")
+	sel := NewSelector(Park{}, PopCase(q, &v))
+	mustPanic(t, "Disable(1) of one case", func() { sel.SetEnabled(1, false) }, "knit: Selector case 1 out of range [0, 1)")
+	mustPanic(t, "Enable(-1)", func() { sel.SetEnabled(-1, true) }, "knit: Selector case -1 out of range [0, 1)")
 }
 
 // TestSelectorChannelCasesZeroAlloc: a Selector over rings, a
@@ -131,7 +131,7 @@ func TestSelectorChannelCasesZeroAlloc(t *testing.T) {
 	defer watchdog(t, 60*time.Second)()
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	q := NewMPMC[int](4)
+	q := NewMPMC[int](4, Park{})
 	bell := &q.bells.notEmpty.Event
 	var v, got int
 	var tick time.Time
@@ -157,7 +157,7 @@ func TestSelectorChannelCasesZeroAlloc(t *testing.T) {
 		{"two sized of one type, send fires", []Case{RecvCase(data, &got), SendCase(results, &out), PopCase(q, &v)}, func() { <-results }, 1},
 	} {
 		t.Run(shape.name, func(t *testing.T) {
-			sel := NewSelector(shape.cases...)
+			sel := NewSelector(Park{}, shape.cases...)
 			const runs = 200
 			feeder := make(chan struct{})
 			go func() {

@@ -42,7 +42,7 @@ func (q intWords) PopBatch(ctx context.Context, dst []int) (int, error) {
 }
 func (q intWords) All(ctx context.Context) iter.Seq[int] {
 	return func(yield func(int) bool) {
-		for v := range q.w.All(ctx) {
+		for v := range All(ctx, q.w) {
 			if !yield(int(v)) {
 				return
 			}
@@ -104,8 +104,8 @@ func TestWordsLayout(t *testing.T) {
 // operations, through their ends, and compares every result, errors
 // included.
 func TestWordsMatchesSPSC(t *testing.T) {
-	wr := NewWords(8)
-	w, s := joinWords(wr), joinSPSC(NewSPSC[uint64](8))
+	wr := NewWords(8, Park{})
+	w, s := joinWords(wr), joinSPSC(NewSPSC[uint64](8, Park{}))
 	src := make([]uint64, 11)
 	dw, ds := make([]uint64, 11), make([]uint64, 11)
 	next := uint64(1)
@@ -206,8 +206,8 @@ func BenchmarkWords(b *testing.B) {
 		name string
 		mk   func() ops
 	}{
-		{"asm", func() ops { return endOps(joinWords(NewWords(1024))) }},
-		{"go", func() ops { return endOps(joinSPSC(NewSPSC[uint64](1024))) }},
+		{"asm", func() ops { return endOps(joinWords(NewWords(1024, Park{}))) }},
+		{"go", func() ops { return endOps(joinSPSC(NewSPSC[uint64](1024, Park{}))) }},
 	}
 	for _, shape := range []string{"uncontended", "uncontended-batch=64", "1P1C", "1P1C-batch=64"} {
 		for _, im := range impls {

@@ -72,7 +72,7 @@ func NewTask[In, Out any](p *Pool, fn func(In) Out) *Task[In, Out] {
 	}
 	n := len(p.workersNow()) * p.qs
 	t := &Task[In, Out]{p: p, fn: fn}
-	t.free.ring = knit.NewMPMC[*slot[In, Out]](min(max(n, 64), maxFreeSlots))
+	t.free.ring = knit.NewMPMC[*slot[In, Out]](min(max(n, 64), maxFreeSlots), knit.Park{})
 	return t
 }
 

@@ -75,11 +75,11 @@ func FuzzAttach(f *testing.F) {
 		clear(mem)
 		off := int(line) * lineSize % fuzzRegionSize
 		copy(mem[off:], hdr)
-		role := Consumer
+		role := RoleConsumer
 		if producer {
-			role = Producer
+			role = RoleProducer
 		}
-		r, err := AttachRing(region, off, role)
+		r, err := AttachRing(region, off, role, knit.Park{})
 		if err != nil {
 			if r != nil {
 				t.Fatal("error with a ring")
@@ -111,11 +111,11 @@ func FuzzRecv(f *testing.F) {
 		region := fuzzMem(t)
 		capacity := 64 << (capLog % 6) // 64 .. 2048
 		clear(region.Bytes()[:RingSize(capacity)])
-		p, err := CreateRing(region, 0, capacity, Producer)
+		p, err := CreateRing(region, 0, capacity, RoleProducer, knit.Park{})
 		if err != nil {
 			t.Fatal(err)
 		}
-		c, err := AttachRing(region, 0, Consumer)
+		c, err := AttachRing(region, 0, RoleConsumer, knit.Park{})
 		if err != nil {
 			t.Fatal(err)
 		}

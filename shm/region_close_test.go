@@ -49,11 +49,11 @@ func regionPair(capacity int, pp, cp knit.Park) (*Region, *Ring, *Ring, error) {
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	p, err := CreateRing(region, 0, capacity, Producer, pp)
+	p, err := CreateRing(region, 0, capacity, RoleProducer, pp)
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	c, err := AttachRing(region, 0, Consumer, cp)
+	c, err := AttachRing(region, 0, RoleConsumer, cp)
 	if err != nil {
 		return nil, nil, nil, err
 	}
@@ -159,7 +159,7 @@ func closeWhileBlocked(tc string) error {
 	if p.Close() != nil || c.Close() != nil {
 		return errors.New("Ring.Close after Region.Close failed")
 	}
-	if _, err := AttachRing(region, 0, Consumer); !errors.Is(err, ErrRegionClosed) {
+	if _, err := AttachRing(region, 0, RoleConsumer, knit.Park{}); !errors.Is(err, ErrRegionClosed) {
 		return fmt.Errorf("AttachRing after Close: %v", err)
 	}
 	fmt.Printf("ok %s: Close took %v\n", tc, took.Round(time.Microsecond))

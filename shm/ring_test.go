@@ -23,38 +23,38 @@ func TestCreateRingErrors(t *testing.T) {
 		off, capacity int
 		role          Role
 	}{
-		{"capacity not a power of two", 0, 1000, Producer},
-		{"capacity too small", 0, 32, Producer},
-		{"capacity too large", 0, tooLarge, Producer},
-		{"misaligned offset", 64, 1024, Producer},
-		{"negative offset", -128, 1024, Producer},
-		{"overruns region", 1<<16 - 1024, 1024, Producer},
-		{"offset past region", 1 << 17, 1024, Producer},
+		{"capacity not a power of two", 0, 1000, RoleProducer},
+		{"capacity too small", 0, 32, RoleProducer},
+		{"capacity too large", 0, tooLarge, RoleProducer},
+		{"misaligned offset", 64, 1024, RoleProducer},
+		{"negative offset", -128, 1024, RoleProducer},
+		{"overruns region", 1<<16 - 1024, 1024, RoleProducer},
+		{"offset past region", 1 << 17, 1024, RoleProducer},
 		{"bad role", 0, 1024, 0},
 	} {
-		if _, err := CreateRing(region, tc.off, tc.capacity, tc.role); err == nil {
+		if _, err := CreateRing(region, tc.off, tc.capacity, tc.role, knit.Park{}); err == nil {
 			t.Errorf("%s: CreateRing(%d, %d, %v) succeeded", tc.name, tc.off, tc.capacity, tc.role)
 		}
 	}
-	if _, err := CreateRing(nil, 0, 1024, Producer); err == nil {
+	if _, err := CreateRing(nil, 0, 1024, RoleProducer, knit.Park{}); err == nil {
 		t.Error("nil region accepted")
 	}
 	closed := newRegion(t, 4096)
 	closed.Close()
-	if _, err := CreateRing(closed, 0, 1024, Producer); !errors.Is(err, ErrRegionClosed) {
+	if _, err := CreateRing(closed, 0, 1024, RoleProducer, knit.Park{}); !errors.Is(err, ErrRegionClosed) {
 		t.Errorf("closed region: %v, want ErrRegionClosed", err)
 	}
 }
 
 func TestAttachRingValidates(t *testing.T) {
 	region := newRegion(t, 1<<16)
-	if _, err := AttachRing(region, 0, Consumer); !errors.Is(err, ErrCorrupt) {
+	if _, err := AttachRing(region, 0, RoleConsumer, knit.Park{}); !errors.Is(err, ErrCorrupt) {
 		t.Errorf("attach to zeroed memory: %v, want ErrCorrupt", err)
 	}
-	if _, err := CreateRing(region, 0, 1024, Producer); err != nil {
+	if _, err := CreateRing(region, 0, 1024, RoleProducer, knit.Park{}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := AttachRing(region, 0, Producer); !errors.Is(err, ErrWrongSide) {
+	if _, err := AttachRing(region, 0, RoleProducer, knit.Park{}); !errors.Is(err, ErrWrongSide) {
 		t.Errorf("second producer: %v, want ErrWrongSide", err)
 	}
 	mem := region.Bytes()
@@ -75,18 +75,18 @@ func TestAttachRingValidates(t *testing.T) {
 		w := word(mem, tc.off)
 		old := w.Load()
 		w.Store(tc.val)
-		if _, err := AttachRing(region, 0, Consumer); !errors.Is(err, ErrCorrupt) {
+		if _, err := AttachRing(region, 0, RoleConsumer, knit.Park{}); !errors.Is(err, ErrCorrupt) {
 			t.Errorf("%s: %v, want ErrCorrupt", tc.name, err)
 		}
 		w.Store(old)
 	}
 	// Indices out of range.
 	word(mem, offTail).Store(4096)
-	if _, err := AttachRing(region, 0, Consumer); !errors.Is(err, ErrCorrupt) {
+	if _, err := AttachRing(region, 0, RoleConsumer, knit.Park{}); !errors.Is(err, ErrCorrupt) {
 		t.Errorf("tail past capacity: %v, want ErrCorrupt", err)
 	}
 	word(mem, offTail).Store(0)
-	c, err := AttachRing(region, 0, Consumer)
+	c, err := AttachRing(region, 0, RoleConsumer, knit.Park{})
 	if err != nil {
 		t.Fatalf("valid header refused: %v", err)
 	}
@@ -786,7 +786,7 @@ func TestErrClosedIsKnits(t *testing.T) {
 
 	// A call on an end of a closed region.
 	region := newRegion(t, RingSize(64))
-	p, err := CreateRing(region, 0, 64, Producer)
+	p, err := CreateRing(region, 0, 64, RoleProducer, knit.Park{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -812,17 +812,17 @@ func TestRingTwoParksPanic(t *testing.T) {
 		}()
 		call()
 	}
-	mustPanic("CreateRing", func() { CreateRing(region, 0, 64, Producer, two...) })
+	mustPanic("CreateRing", func() { CreateRing(region, 0, 64, RoleProducer, two...) })
 	// Nothing was laid out.
-	if _, err := AttachRing(region, 0, Consumer); !errors.Is(err, ErrCorrupt) {
+	if _, err := AttachRing(region, 0, RoleConsumer, knit.Park{}); !errors.Is(err, ErrCorrupt) {
 		t.Fatalf("attach after the panicking CreateRing: %v, want ErrCorrupt (nothing laid out)", err)
 	}
-	if _, err := CreateRing(region, 0, 64, Producer, two[1]); err != nil {
+	if _, err := CreateRing(region, 0, 64, RoleProducer, two[1]); err != nil {
 		t.Fatal(err)
 	}
-	mustPanic("AttachRing", func() { AttachRing(region, 0, Consumer, two...) })
+	mustPanic("AttachRing", func() { AttachRing(region, 0, RoleConsumer, two...) })
 	// Nothing was taken: the end is still free.
-	if _, err := AttachRing(region, 0, Consumer, two[0]); err != nil {
+	if _, err := AttachRing(region, 0, RoleConsumer, two[0]); err != nil {
 		t.Fatalf("attach after the panicking AttachRing: %v", err)
 	}
 }

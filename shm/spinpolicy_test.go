@@ -37,11 +37,11 @@ func TestSpinPolicyAgrees(t *testing.T) {
 			{"BackendFutex", []knit.Park{{Backend: knit.BackendFutex}}, def},
 			{"BackendRuntime, 1µs", []knit.Park{{Spin: time.Microsecond, Backend: knit.BackendRuntime}}, explicit},
 		} {
-			p, err := CreateRing(region, 0, 64, Producer, tc.park...)
+			p, err := CreateRing(region, 0, 64, RoleProducer, tc.park...)
 			if err != nil {
 				t.Fatal(err)
 			}
-			c, err := AttachRing(region, 0, Consumer, tc.park...)
+			c, err := AttachRing(region, 0, RoleConsumer, tc.park...)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -246,11 +246,11 @@ func newRegion(t testing.TB, size int) *Region {
 func pair(t testing.TB, capacity int, park ...knit.Park) (p, c *Ring) {
 	t.Helper()
 	region := newRegion(t, RingSize(capacity))
-	p, err := CreateRing(region, 0, capacity, Producer, park...)
+	p, err := CreateRing(region, 0, capacity, RoleProducer, park...)
 	if err != nil {
 		t.Fatal(err)
 	}
-	c, err = AttachRing(region, 0, Consumer, park...)
+	c, err = AttachRing(region, 0, RoleConsumer, park...)
 	if err != nil {
 		t.Fatal(err)
 	}

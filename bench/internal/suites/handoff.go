@@ -102,8 +102,8 @@ func handoffRows(g handoffGroup) []harness.Row {
 	return []harness.Row{
 		row(refHandoffChan0, func() slot { return chanSlot(make(chan func())) }),
 		row("chan func(), capacity 1", func() slot { return chanSlot(make(chan func(), 1)) }),
-		row("knit MPSC, capacity 1", func() slot { return mpscSlot{knit.NewMPSC[func()](1)} }),
-		row("knit SPSC, capacity 1", func() slot { return &spscSlot{q: knit.NewSPSC[func()](1)} }),
+		row("knit MPSC, capacity 1", func() slot { return mpscSlot{knit.NewMPSC[func()](1, knit.Park{})} }),
+		row("knit SPSC, capacity 1", func() slot { return &spscSlot{q: knit.NewSPSC[func()](1, knit.Park{})} }),
 		row("knit Slot", func() slot { return &knitSlot{} }),
 		row(limitHandoffPark, func() slot { return &parkSlot{} }),
 		row(limitHandoffSema, func() slot { return &semaSlot{} }),

@@ -155,10 +155,10 @@ func contendedRows(p int) []harness.Row {
 		row(ringsRef, func() harness.Bench { return startChanContended(p, p) }),
 		row("Go channel, 1 consumer", func() harness.Bench { return startChanContended(p, 1) }),
 		row("knit MPMC (P producers, P consumers)", func() harness.Bench {
-			return startRingContended(knit.NewMPMC[uint64](ringCap), p, p)
+			return startRingContended(knit.NewMPMC[uint64](ringCap, knit.Park{}), p, p)
 		}),
 		row("knit MPSC (P producers, 1 consumer)", func() harness.Bench {
-			return startRingContended(knit.NewMPSC[uint64](ringCap), p, 1)
+			return startRingContended(knit.NewMPSC[uint64](ringCap, knit.Park{}), p, 1)
 		}),
 		row("limit: atomic add on two shared words", func() harness.Bench { return startAddContended(p, p) }),
 	}, peerContendedRows(g, p)...)
