@@ -18,8 +18,8 @@ import (
 func init() {
 	ringKinds = append(ringKinds, ringKind{
 		name: "Broadcast 1 subscriber",
-		newInt: func(n int, park ...Park) Queue[int] {
-			b := NewBroadcast[int](n, park...)
+		newInt: func(n int, park Park) Queue[int] {
+			b := NewBroadcast[int](n, park)
 			return joined[int]{b, b.Subscribe()}
 		},
 		newPtr: func(n int) Queue[*int] {

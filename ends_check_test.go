@@ -27,8 +27,8 @@ func TestCheckedEndsCatchSharing(t *testing.T) {
 	mbox, bcast := NewMailbox[int](Park{}), NewBroadcast[int](64, Park{})
 	bsub := bcast.Subscribe()
 	sides := []side{
-		{"SPSC producer", func() { spsc.Producer().TryPush(1); spsc.Consumer().TryPop() }},
-		{"Words producer", func() { words.Producer().TryPushBatch([]uint64{1}); words.Consumer().TryPop() }},
+		{"SPSC producer", func() { prod(spsc.Ends()).TryPush(1); cons(spsc.Ends()).TryPop() }},
+		{"Words producer", func() { prod(words.Ends()).TryPushBatch([]uint64{1}); cons(words.Ends()).TryPop() }},
 		{"MPSC consumer", func() { mpsc.TryPush(1); mpsc.TryPop() }},
 		{"SPMC producer", func() { spmc.TryPush(1); spmc.TryPop() }},
 		{"Mailbox consumer", func() { mbox.TryPush(1); mbox.TryPop() }},
@@ -84,7 +84,7 @@ func TestCheckedEndsCatchSharing(t *testing.T) {
 		tx.Close()
 	}()
 	n := 0
-	for range q.Consumer().All(context.Background()) {
+	for range All(context.Background(), cons(q.Ends())) {
 		n++
 	}
 	if n != 2000 {
@@ -108,9 +108,9 @@ func producerRings() []producerRing {
 	stx, _ := spsc.Ends()
 	wtx, _ := words.Ends()
 	return []producerRing{
-		{"SPSC", stx.TryPush, stx.Close, func() int { return countAll(spsc.Consumer().All(context.Background())) }},
+		{"SPSC", stx.TryPush, stx.Close, func() int { return countAll(All(context.Background(), cons(spsc.Ends()))) }},
 		{"Words", func(v int) error { return wtx.TryPush(uint64(v)) }, wtx.Close,
-			func() int { return countAll(words.Consumer().All(context.Background())) }},
+			func() int { return countAll(All(context.Background(), cons(words.Ends()))) }},
 		{"SPMC", spmc.TryPush, spmc.Close, func() int { return countAll(All(context.Background(), spmc)) }},
 		{"Broadcast", bcast.TryPush, bcast.Close, func() int { return countAll(All(context.Background(), bsub)) }},
 	}
@@ -237,8 +237,8 @@ func TestCheckedEndsParkedTwice(t *testing.T) {
 		block func(ctx context.Context) error // blocks until woken or ctx ends
 		wake  func()
 	}{
-		{"SPSC consumer", &spsc.bells.notEmpty.Event, func(ctx context.Context) error { _, err := spsc.Consumer().Pop(ctx); return err }, func() { spsc.Producer().TryPush(1) }},
-		{"Words consumer", &words.r.bells.notEmpty.Event, func(ctx context.Context) error { _, err := words.Consumer().Pop(ctx); return err }, func() { words.Producer().TryPush(1) }},
+		{"SPSC consumer", &spsc.bells.notEmpty.Event, func(ctx context.Context) error { _, err := cons(spsc.Ends()).Pop(ctx); return err }, func() { prod(spsc.Ends()).TryPush(1) }},
+		{"Words consumer", &words.r.bells.notEmpty.Event, func(ctx context.Context) error { _, err := cons(words.Ends()).Pop(ctx); return err }, func() { prod(words.Ends()).TryPush(1) }},
 		{"MPSC consumer", &mpsc.bells.notEmpty.Event, func(ctx context.Context) error {
 			_, err := mpsc.PopBatch(ctx, make([]int, 2))
 			return err

@@ -19,7 +19,7 @@ import (
 func init() {
 	ringKinds = append(ringKinds, ringKind{
 		name: "Mailbox", multiProducer: true, unbounded: true,
-		newInt:         func(_ int, park ...Park) Queue[int] { return NewMailbox[int](park...) },
+		newInt:         func(_ int, park Park) Queue[int] { return NewMailbox[int](park) },
 		newPtr:         func(int) Queue[*int] { return NewMailbox[*int](Park{}) },
 		slotsAreZeroed: func(q Queue[*int]) bool { return mailboxSlotsZero(q.(*Mailbox[*int])) },
 	})

@@ -47,7 +47,7 @@ func (j joined[T]) Len() int { return j.sender.Len() }
 func (j joined[T]) Cap() int { return j.sender.Cap() }
 
 // joinSPSC is an SPSC ring as a Queue: its two ends, joined.
-func joinSPSC[T any](q *SPSC[T]) joined[T] { return joined[T]{q.Producer(), q.Consumer()} }
+func joinSPSC[T any](q *SPSC[T]) joined[T] { return joined[T]{SPSCProducer[T]{q}, SPSCConsumer[T]{q}} }
 
 var (
 	_ Queue[int]       = joined[int]{}
@@ -65,7 +65,7 @@ var (
 func TestRingTryErrors(t *testing.T) {
 	for _, k := range ringKinds {
 		t.Run(k.name, func(t *testing.T) {
-			q := k.newInt(2)
+			q := k.newInt(2, Park{})
 			if _, err := q.TryPop(); !errors.Is(err, ErrEmpty) {
 				t.Fatalf("TryPop on an empty ring = %v, want ErrEmpty", err)
 			}
@@ -253,10 +253,11 @@ func TestRingLargeCapacityIsLazy(t *testing.T) {
 			t.Fatal("large ring lost its item")
 		}
 	}
-	if err := s.Producer().TryPush(7); err != nil {
+	sp, sc := s.Ends()
+	if err := sp.TryPush(7); err != nil {
 		t.Fatalf("large SPSC refused a push: %v", err)
 	}
-	if v, err := s.Consumer().TryPop(); err != nil || v != 7 {
+	if v, err := sc.TryPop(); err != nil || v != 7 {
 		t.Fatalf("large SPSC popped %d, %v", v, err)
 	}
 }
@@ -279,7 +280,7 @@ func residentBytes(t *testing.T) int64 {
 }
 
 // TestRingParkSpin: a ring's Park.Spin reads as every spin budget in knit
-// does, and a constructor takes at most one Park.
+// does.
 func TestRingParkSpin(t *testing.T) {
 	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(0))
 	defer spinpolicy.SetCPUs(8)() // CPUs for every GOMAXPROCS below; TestSpinPolicyAgrees varies them
@@ -290,34 +291,21 @@ func TestRingParkSpin(t *testing.T) {
 			def = DefaultSpin
 		}
 		for _, c := range []struct {
-			park []Park
+			park Park
 			want time.Duration
 		}{
-			{nil, def},
-			{[]Park{{}}, def},
-			{[]Park{{Spin: NoSpin}}, NoSpin},
-			{[]Park{{Spin: -time.Second}}, NoSpin},
-			{[]Park{{Spin: 7 * time.Microsecond}}, 7 * time.Microsecond},
+			{Park{}, def},
+			{Park{Spin: NoSpin}, NoSpin},
+			{Park{Spin: -time.Second}, NoSpin},
+			{Park{Spin: 7 * time.Microsecond}, 7 * time.Microsecond},
 		} {
-			if got := ringPark("MPMC", c.park).Spin; got != c.want {
+			if got := ringPark(c.park).Spin; got != c.want {
 				t.Errorf("GOMAXPROCS %d: Park %v: spin %v, want %v", procs, c.park, got, c.want)
 			}
-			if got := NewMPMC[int](1, c.park...).bells.park.Spin; got != c.want {
+			if got := NewMPMC[int](1, c.park).bells.park.Spin; got != c.want {
 				t.Errorf("GOMAXPROCS %d: NewMPMC with Park %v: spin %v, want %v", procs, c.park, got, c.want)
 			}
 		}
-	}
-	for _, c := range []struct {
-		kind string
-		mk   func(...Park)
-	}{
-		{"SPSC", func(p ...Park) { NewSPSC[int](1, p...) }},
-		{"MPSC", func(p ...Park) { NewMPSC[int](1, p...) }},
-		{"SPMC", func(p ...Park) { NewSPMC[int](1, p...) }},
-		{"MPMC", func(p ...Park) { NewMPMC[int](1, p...) }},
-		{"Words", func(p ...Park) { NewWords(1, p...) }},
-	} {
-		mustPanic(t, "New"+c.kind+" with two Parks", func() { c.mk(Park{}, Park{Spin: NoSpin}) }, "New"+c.kind, "at most one Park")
 	}
 }
 
@@ -538,7 +526,7 @@ func TestRingExternalEvent(t *testing.T) {
 }
 
 func externalEventTrips(t *testing.T, k ringKind, kept bool, trips int) {
-	req, rep := k.newInt(8), k.newInt(8)
+	req, rep := k.newInt(8, Park{}), k.newInt(8, Park{})
 	if kept {
 		keepFenced(t, req)
 		keepFenced(t, rep)
@@ -647,7 +635,7 @@ func TestKeepFenced(t *testing.T) {
 	for _, k := range ringKinds {
 		t.Run(k.name, func(t *testing.T) {
 			for _, kept := range []bool{false, true} {
-				q := k.newInt(64)
+				q := k.newInt(64, Park{})
 				if kept {
 					keepFenced(t, q)
 				}
@@ -704,3 +692,8 @@ func TestSeqRingLostClaimPolicy(t *testing.T) {
 		}
 	}
 }
+
+// prod and cons pick one end of an SPSC or a Words ring, for a test that
+// uses it in an expression: prod(q.Ends()).
+func prod[P, C any](p P, _ C) P { return p }
+func cons[P, C any](_ P, c C) C { return c }

@@ -492,7 +492,7 @@ func BenchmarkRingPushPopCtx(b *testing.B) {
 			ctx  context.Context
 		}{{"try", nil}, {"background", context.Background()}, {"cancellable", cctx}} {
 			b.Run(k.name+"/"+c.name, func(b *testing.B) {
-				q := k.newInt(64)
+				q := k.newInt(64, Park{})
 				if err := q.TryPush(0); err != nil {
 					b.Fatal(err)
 				}
@@ -542,7 +542,7 @@ func BenchmarkRingAll(b *testing.B) {
 	}
 	b.Run("pop-loop", func(b *testing.B) {
 		run(b, func(q *SPSC[int]) int {
-			n, rx := 0, q.Consumer()
+			n, rx := 0, cons(q.Ends())
 			for {
 				if _, err := rx.Pop(context.Background()); err != nil {
 					return n
@@ -554,7 +554,7 @@ func BenchmarkRingAll(b *testing.B) {
 	b.Run("range-all", func(b *testing.B) {
 		run(b, func(q *SPSC[int]) int {
 			n := 0
-			for range q.Consumer().All(context.Background()) {
+			for range All(context.Background(), cons(q.Ends())) {
 				n++
 			}
 			return n

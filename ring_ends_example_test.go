@@ -11,7 +11,7 @@ import (
 // An SPSC ring split into its ends: the producer goroutine gets the
 // pushing end and closes it when done, the consumer the popping end, and
 // misuse (a consumer that pushes) does not compile.
-func ExampleSPSC_Producer() {
+func ExampleSPSC_Ends() {
 	q := knit.NewSPSC[int](8, knit.Park{})
 	tx, rx := q.Ends()
 

@@ -63,7 +63,7 @@ func fanInSelect(b *testing.B, n int, chans bool) {
 	first := len(cases)
 	for i := range rings {
 		rings[i] = NewSPSC[int](fanInCap, Park{})
-		cases = append(cases, PopCase(rings[i].Consumer(), &v))
+		cases = append(cases, PopCase(cons(rings[i].Ends()), &v))
 	}
 	cpu := startCPU(b)
 	fanInPush(rings, b.N)
@@ -164,7 +164,7 @@ func fanInForward(b *testing.B, n int) {
 	var wg sync.WaitGroup
 	for _, q := range rings {
 		wg.Go(func() {
-			for v := range q.Consumer().All(context.Background()) {
+			for v := range All(context.Background(), cons(q.Ends())) {
 				out <- v
 			}
 		})

@@ -17,7 +17,7 @@ func ExampleSelect() {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	jobs := knit.NewMPMC[string](8, knit.Park{})
-	urgent := knit.NewSPSC[int](8, knit.Park{})
+	urgentIn, urgent := knit.NewSPSC[int](8, knit.Park{}).Ends()
 	timer := time.NewTimer(time.Hour)
 	defer timer.Stop()
 
@@ -27,7 +27,7 @@ func ExampleSelect() {
 	wait := func() {
 		i, err := knit.Select(ctx, knit.Park{},
 			knit.PopCase(jobs, &job),
-			knit.PopCase(urgent.Consumer(), &code), // this goroutine is the SPSC's consumer
+			knit.PopCase(urgent, &code), // this goroutine is the SPSC's consumer
 			knit.RecvCase(timer.C, &at),
 		)
 		switch {
@@ -44,7 +44,7 @@ func ExampleSelect() {
 
 	jobs.TryPush("build")
 	wait()
-	urgent.Producer().TryPush(7)
+	urgentIn.TryPush(7)
 	wait()
 	timer.Reset(time.Millisecond)
 	wait()

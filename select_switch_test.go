@@ -8,18 +8,18 @@ import (
 	"time"
 )
 
-// TestSelectorDisableFanIn: a fan-in over 8 rings whose producers close
+// TestSelectorSetEnabledFanIn: a fan-in over 8 rings whose producers close
 // one by one. The loop disables each case as it reports ErrClosed, so
 // every Select returns an item or a close, once per ring: a closed case
 // that still fired would make the loop spin, and the count says so.
-func TestSelectorDisableFanIn(t *testing.T) {
+func TestSelectorSetEnabledFanIn(t *testing.T) {
 	defer watchdog(t, 60*time.Second)()
 	const rings, per = 8, 50
 	cases := make([]Case, rings)
 	var got int
 	for k := range rings {
 		q := NewSPSC[int](4, Park{})
-		cases[k] = PopCase(q.Consumer(), &got)
+		cases[k] = PopCase(cons(q.Ends()), &got)
 		go func(p SPSCProducer[int]) {
 			for i := range per {
 				if err := p.Push(context.Background(), k*per+i); err != nil {
@@ -28,7 +28,7 @@ func TestSelectorDisableFanIn(t *testing.T) {
 				time.Sleep(time.Duration(k+1) * 20 * time.Microsecond) // the rings close at different times
 			}
 			p.Close()
-		}(q.Producer())
+		}(prod(q.Ends()))
 	}
 	sel := NewSelector(Park{}, cases...)
 	next := make([]int, rings) // per ring, the next item expected
@@ -40,7 +40,7 @@ func TestSelectorDisableFanIn(t *testing.T) {
 		switch {
 		case errors.Is(err, ErrClosed):
 			if closed[i] {
-				t.Fatalf("case %d fired after Disable", i)
+				t.Fatalf("case %d fired after SetEnabled(%[1]d, false)", i)
 			}
 			if next[i] != per {
 				t.Fatalf("ring %d closed after %d of %d items", i, next[i], per)
@@ -63,12 +63,12 @@ func TestSelectorDisableFanIn(t *testing.T) {
 	}
 }
 
-// TestSelectorDisableEnable: a case switched off does not fire even when
+// TestSelectorSetEnabled: a case switched off does not fire even when
 // it is ready (ring or channel, in the poll and in the sleep, native or
 // through reflect.Select: the second shape's two sized channels, of
 // different element types, sleep in reflect.Select), and fires
 // again once switched on.
-func TestSelectorDisableEnable(t *testing.T) {
+func TestSelectorSetEnabled(t *testing.T) {
 	defer watchdog(t, 60*time.Second)()
 	q := NewMPMC[int](4, Park{})
 	ready := make(chan int, 1)
@@ -116,8 +116,8 @@ func TestSelectorDisableEnable(t *testing.T) {
 		})
 	}
 	sel := NewSelector(Park{}, PopCase(q, &v))
-	mustPanic(t, "Disable(1) of one case", func() { sel.SetEnabled(1, false) }, "knit: Selector case 1 out of range [0, 1)")
-	mustPanic(t, "Enable(-1)", func() { sel.SetEnabled(-1, true) }, "knit: Selector case -1 out of range [0, 1)")
+	mustPanic(t, "SetEnabled(1, false) of one case", func() { sel.SetEnabled(1, false) }, "knit: Selector case 1 out of range [0, 1)")
+	mustPanic(t, "SetEnabled(-1, true)", func() { sel.SetEnabled(-1, true) }, "knit: Selector case -1 out of range [0, 1)")
 }
 
 // TestSelectorChannelCasesZeroAlloc: a Selector over rings, a

@@ -26,13 +26,13 @@ func TestSelectBasic(t *testing.T) {
 	var s string
 	var w uint64
 	var f float64
-	sel := NewSelector(Park{}, PopCase(ints, &i), PopCase(strs.Consumer(), &s), PopCase(words.Consumer(), &w), RecvCase(ch, &f))
+	sel := NewSelector(Park{}, PopCase(ints, &i), PopCase(cons(strs.Ends()), &s), PopCase(cons(words.Ends()), &w), RecvCase(ch, &f))
 
-	strs.Producer().TryPush("a")
+	prod(strs.Ends()).TryPush("a")
 	if k, err := sel.Select(ctx); k != 1 || err != nil || s != "a" {
 		t.Fatalf("Select = %d, %v, %q; want 1, nil, a", k, err, s)
 	}
-	words.Producer().TryPush(9)
+	prod(words.Ends()).TryPush(9)
 	if k, err := sel.Select(ctx); k != 2 || err != nil || w != 9 {
 		t.Fatalf("Select = %d, %v, %d; want 2, nil, 9", k, err, w)
 	}
@@ -68,7 +68,7 @@ func TestSelectBasic(t *testing.T) {
 
 	// A closed and drained ring fires its case with ErrClosed; a
 	// closed channel too.
-	strs.Producer().Close()
+	prod(strs.Ends()).Close()
 	if k, err := sel.Select(ctx); k != 1 || !errors.Is(err, ErrClosed) {
 		t.Fatalf("Select on a closed ring = %d, %v", k, err)
 	}
@@ -90,14 +90,14 @@ func TestSelectWakes(t *testing.T) {
 	quit := make(chan struct{})
 	var va, vb int
 	x := 42
-	sel := NewSelector(Park{}, PopCase(a, &va), PopCase(b.Consumer(), &vb), PushCase(out, &x), RecvCase(quit, nil))
+	sel := NewSelector(Park{}, PopCase(a, &va), PopCase(cons(b.Ends()), &vb), PushCase(out, &x), RecvCase(quit, nil))
 	for round, c := range []struct {
 		name string
 		act  func()
 		want int
 	}{
 		{"push a", func() { a.TryPush(1) }, 0},
-		{"push b", func() { b.Producer().TryPush(2) }, 1},
+		{"push b", func() { prod(b.Ends()).TryPush(2) }, 1},
 		{"room in out", func() { out.TryPop() }, 2},
 		{"quit", func() { close(quit) }, 3},
 	} {
@@ -154,7 +154,7 @@ func TestSelectFanIn(t *testing.T) {
 				per := parkScale(20000)
 				qs := make([]Queue[int], rings)
 				for r := range qs {
-					qs[r] = k.newInt(8)
+					qs[r] = k.newInt(8, Park{})
 				}
 				for r, q := range qs {
 					go func() {
@@ -747,10 +747,10 @@ func TestSelectNilRing(t *testing.T) {
 	}
 	// A ring and its ends as they are made are accepted.
 	s, ws, b := NewSPSC[int](1, Park{}), NewWords(1, Park{}), NewBroadcast[int](1, Park{})
-	PopCase(s.Consumer(), &v)
-	PushCase(s.Producer(), &v)
-	PopCase(ws.Consumer(), &w)
-	PushCase(ws.Producer(), &w)
+	PopCase(cons(s.Ends()), &v)
+	PushCase(prod(s.Ends()), &v)
+	PopCase(cons(ws.Ends()), &w)
+	PushCase(prod(ws.Ends()), &w)
 	PopCase(b.Subscribe(), &v)
 	PushCase(b, &v)
 	PopCase(NewMailbox[int](Park{}), &v)

@@ -26,8 +26,8 @@ func TestKeepFencedRefusesNonRings(t *testing.T) {
 	good := []string{
 		`q := knit.KeepFenced(knit.NewMPMC[int](8, knit.Park{})); _ = q.TryPush(1)`,
 		`knit.KeepFenced(knit.NewMPSC[int](8, knit.Park{})); knit.KeepFenced(knit.NewSPMC[int](8, knit.Park{}))`,
-		`s := knit.NewSPSC[int](8, knit.Park{}); knit.KeepFenced(s); knit.KeepFenced(s.Producer()); knit.KeepFenced(s.Consumer())`,
-		`w := knit.NewWords(8, knit.Park{}); knit.KeepFenced(w); knit.KeepFenced(w.Producer()); knit.KeepFenced(w.Consumer())`,
+		`s := knit.NewSPSC[int](8, knit.Park{}); p, c := s.Ends(); knit.KeepFenced(s); knit.KeepFenced(p); knit.KeepFenced(c)`,
+		`w := knit.NewWords(8, knit.Park{}); p, c := w.Ends(); knit.KeepFenced(w); knit.KeepFenced(p); knit.KeepFenced(c)`,
 		`knit.KeepFenced(knit.NewMailbox[int](knit.Park{})); knit.KeepFenced(knit.NewBacklog[int](knit.Park{}))`,
 		`b := knit.NewBroadcast[int](8, knit.Park{}); knit.KeepFenced(b); knit.KeepFenced(b.Subscribe())`,
 	}
@@ -36,7 +36,7 @@ func TestKeepFencedRefusesNonRings(t *testing.T) {
 		`knit.KeepFenced(make(chan int))`,
 		`knit.KeepFenced(42)`,
 		`var q knit.Queue[int] = knit.NewMPMC[int](8, knit.Park{}); knit.KeepFenced(q)`,
-		`var p knit.Producer[int] = knit.NewSPSC[int](8, knit.Park{}).Producer(); knit.KeepFenced(p)`,
+		`p, _ := knit.NewSPSC[int](8, knit.Park{}).Ends(); var q knit.Producer[int] = p; knit.KeepFenced(q)`,
 		`var q knit.MPMC[int]; knit.KeepFenced(q)`,
 		`knit.KeepFenced(fake{})`,
 	}

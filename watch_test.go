@@ -341,11 +341,11 @@ func TestKeepFencedPublic(t *testing.T) {
 		bells []*ringBells
 	}{
 		{"SPSC", func() Watchable { return KeepFenced(NewSPSC[int](8, Park{})) }, nil},
-		{"SPSCProducer", func() Watchable { return KeepFenced(spsc.Producer()) }, []*ringBells{&spsc.bells}},
-		{"SPSCConsumer", func() Watchable { return KeepFenced(NewSPSC[int](8, Park{}).Consumer()) }, nil},
+		{"SPSCProducer", func() Watchable { return KeepFenced(prod(spsc.Ends())) }, []*ringBells{&spsc.bells}},
+		{"SPSCConsumer", func() Watchable { return KeepFenced(cons(NewSPSC[int](8, Park{}).Ends())) }, nil},
 		{"Words", func() Watchable { return KeepFenced(NewWords(8, Park{})) }, nil},
-		{"WordsProducer", func() Watchable { return KeepFenced(NewWords(8, Park{}).Producer()) }, nil},
-		{"WordsConsumer", func() Watchable { return KeepFenced(words.Consumer()) }, []*ringBells{&words.r.bells}},
+		{"WordsProducer", func() Watchable { return KeepFenced(prod(NewWords(8, Park{}).Ends())) }, nil},
+		{"WordsConsumer", func() Watchable { return KeepFenced(cons(words.Ends())) }, []*ringBells{&words.r.bells}},
 		{"MPSC", func() Watchable { return KeepFenced(mpsc) }, []*ringBells{&mpsc.bells}},
 		{"SPMC", func() Watchable { return KeepFenced(spmc) }, []*ringBells{&spmc.bells}},
 		{"MPMC", func() Watchable { return KeepFenced(mpmc) }, []*ringBells{&mpmc.bells}},

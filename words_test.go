@@ -2,7 +2,6 @@ package knit
 
 import (
 	"context"
-	"iter"
 	"runtime"
 	"sync/atomic"
 	"testing"
@@ -15,7 +14,7 @@ import (
 type intWords struct{ w joined[uint64] }
 
 // joinWords is a Words ring as a Queue[uint64]: its two ends, joined.
-func joinWords(w *Words) joined[uint64] { return joined[uint64]{w.Producer(), w.Consumer()} }
+func joinWords(w *Words) joined[uint64] { return joined[uint64]{WordsProducer{w}, WordsConsumer{w}} }
 
 var (
 	_ sender[int]   = intWords{}
@@ -39,15 +38,6 @@ func (q intWords) PushBatch(ctx context.Context, vs []int) (int, error) {
 }
 func (q intWords) PopBatch(ctx context.Context, dst []int) (int, error) {
 	return q.w.PopBatch(ctx, asWords(dst))
-}
-func (q intWords) All(ctx context.Context) iter.Seq[int] {
-	return func(yield func(int) bool) {
-		for v := range All(ctx, q.w) {
-			if !yield(int(v)) {
-				return
-			}
-		}
-	}
 }
 func (q intWords) Close()   { q.w.Close() }
 func (q intWords) Len() int { return q.w.Len() }
@@ -82,7 +72,7 @@ func asWords(vs []int) []uint64 {
 func init() {
 	ringKinds = append(ringKinds, ringKind{
 		name:   "Words",
-		newInt: func(n int, p ...Park) Queue[int] { return intWords{joinWords(NewWords(n, p...))} },
+		newInt: func(n int, p Park) Queue[int] { return intWords{joinWords(NewWords(n, p))} },
 	})
 }
 

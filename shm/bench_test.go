@@ -179,8 +179,8 @@ func shmLink(b *testing.B, mode string, s time.Duration) link {
 }
 
 func inprocLink(b *testing.B, mode string) link {
-	out, peerIn := pair(b, benchCap)
-	peerOut, in := pair(b, benchCap)
+	out, peerIn := pair(b, benchCap, knit.Park{})
+	peerOut, in := pair(b, benchCap, knit.Park{})
 	var wg sync.WaitGroup
 	wg.Go(func() {
 		ctx := context.Background()

@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 
+	"github.com/knit-go/knit"
 	"github.com/knit-go/knit/shm"
 )
 

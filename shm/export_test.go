@@ -87,7 +87,7 @@ func workerHandler(req []byte) []byte {
 		fmt.Println(s[6:])
 		return []byte("printed")
 	case s == "start-workers":
-		ws, err := StartWorkers(WorkerConfig{Command: func() *exec.Cmd { return selfCommand(childEnv + "=worker") }})
+		ws, err := StartWorkers(WorkerConfig{Workers: 1, Command: func() *exec.Cmd { return selfCommand(childEnv + "=worker") }})
 		if err != nil {
 			return []byte(err.Error())
 		}

@@ -86,8 +86,8 @@ func FuzzAttach(f *testing.F) {
 			}
 			return
 		}
-		if off+RingSize(r.Cap()) > len(mem) {
-			t.Fatalf("accepted a ring of %d at %d in %d bytes", r.Cap(), off, len(mem))
+		if off+RingSize(r.CapBytes()) > len(mem) {
+			t.Fatalf("accepted a ring of %d at %d in %d bytes", r.CapBytes(), off, len(mem))
 		}
 		exercise(t, r, ops)
 	})
@@ -227,8 +227,8 @@ func FuzzRecv(f *testing.F) {
 					}
 				}
 			case 13:
-				p.Len()
-				c.Len()
+				p.LenBytes()
+				c.LenBytes()
 			}
 			// The ends' own view stays valid whatever the peer wrote.
 			if p.pos-p.peer > p.capacity || c.peer-c.pos > c.capacity || p.pos%8 != 0 || c.pos%8 != 0 {
@@ -300,7 +300,7 @@ func exercise(t *testing.T, r *Ring, ops []byte) {
 				err = r.Commit(len(b))
 			}
 		case 6:
-			r.Len()
+			r.LenBytes()
 		case 7:
 			err = r.Close()
 		}

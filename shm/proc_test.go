@@ -255,7 +255,7 @@ func TestPeerKilled(t *testing.T) {
 				}
 			}
 		}()
-		waitFor(t, "the consumer attached and the ring full", func() bool { return p.PeerPid() != 0 && p.Len() > 1024-120 }, p.debugState)
+		waitFor(t, "the consumer attached and the ring full", func() bool { return p.PeerPid() != 0 && p.LenBytes() > 1024-120 }, p.debugState)
 		waitAsleep(t, p, p.spaceWait)
 		c.kill(t)
 		t0 := time.Now()

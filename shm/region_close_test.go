@@ -153,8 +153,8 @@ func closeWhileBlocked(tc string) error {
 	if err := p.Commit(0); !errors.Is(err, ErrRegionClosed) {
 		return fmt.Errorf("Commit after Close: %v", err)
 	}
-	if p.Len() != 0 || c.PeerPid() != 0 {
-		return fmt.Errorf("after Close: Len %d, PeerPid %d; want 0 0", p.Len(), c.PeerPid())
+	if p.LenBytes() != 0 || c.PeerPid() != 0 {
+		return fmt.Errorf("after Close: Len %d, PeerPid %d; want 0 0", p.LenBytes(), c.PeerPid())
 	}
 	if p.Close() != nil || c.Close() != nil {
 		return errors.New("Ring.Close after Region.Close failed")
@@ -247,7 +247,7 @@ func closeStress() error {
 		})
 		wg.Go(func() { // observer
 			for !stop.Load() {
-				p.Len()
+				p.LenBytes()
 				c.PeerPid()
 				runtime.Gosched()
 			}

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
-	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -90,13 +89,13 @@ func TestAttachRingValidates(t *testing.T) {
 	if err != nil {
 		t.Fatalf("valid header refused: %v", err)
 	}
-	if c.Cap() != 1024 || c.MaxMessage() != 1016 {
-		t.Errorf("Cap %d MaxMessage %d, want 1024 1016", c.Cap(), c.MaxMessage())
+	if c.CapBytes() != 1024 || c.MaxMessage() != 1016 {
+		t.Errorf("Cap %d MaxMessage %d, want 1024 1016", c.CapBytes(), c.MaxMessage())
 	}
 }
 
 func TestWrongSide(t *testing.T) {
-	p, c := pair(t, 1024)
+	p, c := pair(t, 1024, knit.Park{})
 	ctx := context.Background()
 	if err := c.TrySend(nil); !errors.Is(err, ErrWrongSide) {
 		t.Errorf("consumer TrySend: %v", err)
@@ -218,7 +217,7 @@ func (m *model) bytes() uint32 {
 
 func TestRingModel(t *testing.T) {
 	for _, capacity := range []int{64, 256, 4096} {
-		p, c := pair(t, capacity)
+		p, c := pair(t, capacity, knit.Park{})
 		m := &model{t: t, p: p, c: c, buf: make([]byte, capacity)}
 		rng := rand.New(rand.NewPCG(1, uint64(capacity)))
 		maxMsg := p.MaxMessage()
@@ -254,7 +253,7 @@ func TestRingModel(t *testing.T) {
 // bytes, however it straddles the end of the buffer.
 func TestRingEveryPosition(t *testing.T) {
 	const capacity = 256
-	p, c := pair(t, capacity)
+	p, c := pair(t, capacity, knit.Park{})
 	m := &model{t: t, p: p, c: c, buf: make([]byte, capacity)}
 	msg := make([]byte, capacity)
 	for start := 0; start < capacity; start += 8 {
@@ -302,7 +301,7 @@ func TestRingEveryPosition(t *testing.T) {
 // message, a maximal one did not fit the empty ring, and each failed
 // TrySend left a skip record behind that shrank the ring further.
 func TestEmptyRingTakesMaxMessage(t *testing.T) {
-	p, c := pair(t, 64)
+	p, c := pair(t, 64, knit.Park{})
 	buf := make([]byte, 64)
 	if err := p.TrySend([]byte{1}); err != nil {
 		t.Fatal(err)
@@ -314,8 +313,8 @@ func TestEmptyRingTakesMaxMessage(t *testing.T) {
 		if err := p.TrySend(make([]byte, 56)); err != nil {
 			t.Fatalf("try %d: TrySend of MaxMessage (56) into an empty ring: %v", i, err)
 		}
-		if p.Len() != 64 {
-			t.Errorf("Len %d with one 56-byte message, want 64", p.Len())
+		if p.LenBytes() != 64 {
+			t.Errorf("Len %d with one 56-byte message, want 64", p.LenBytes())
 		}
 		if n, err := c.TryRecv(buf); err != nil || n != 56 {
 			t.Fatalf("TryRecv: %d, %v", n, err)
@@ -330,8 +329,8 @@ func TestEmptyRingTakesMaxMessage(t *testing.T) {
 		if err := p.TrySend(make([]byte, 40)); err != knit.ErrFull {
 			t.Fatalf("TrySend into a full ring: %v, want knit.ErrFull", err)
 		}
-		if p.Len() != 48 {
-			t.Fatalf("Len %d after a refused TrySend, want 48", p.Len())
+		if p.LenBytes() != 48 {
+			t.Fatalf("Len %d after a refused TrySend, want 48", p.LenBytes())
 		}
 	}
 	if n, err := c.TryRecv(buf); err != nil || n != 40 {
@@ -343,7 +342,7 @@ func TestEmptyRingTakesMaxMessage(t *testing.T) {
 
 	// A blocking Send of nearly the capacity into an empty ring returns
 	// at once, whatever the position: the same goroutine receives next.
-	p, c = pair(t, 4096)
+	p, c = pair(t, 4096, knit.Park{})
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	big, buf := make([]byte, 4000), make([]byte, 4096)
@@ -360,7 +359,7 @@ func TestEmptyRingTakesMaxMessage(t *testing.T) {
 }
 
 func TestRecvShortBufferKeepsMessage(t *testing.T) {
-	p, c := pair(t, 1024)
+	p, c := pair(t, 1024, knit.Park{})
 	ctx := context.Background()
 	if err := p.Send(ctx, []byte("hello, world")); err != nil {
 		t.Fatal(err)
@@ -379,7 +378,7 @@ func TestRecvShortBufferKeepsMessage(t *testing.T) {
 }
 
 func TestPeekRelease(t *testing.T) {
-	p, c := pair(t, 1024)
+	p, c := pair(t, 1024, knit.Park{})
 	ctx := context.Background()
 	for _, s := range []string{"one", "", "three"} {
 		if err := p.Send(ctx, []byte(s)); err != nil {
@@ -407,7 +406,7 @@ func TestPeekRelease(t *testing.T) {
 func TestCloseSemantics(t *testing.T) {
 	ctx := context.Background()
 	t.Run("producer closes", func(t *testing.T) {
-		p, c := pair(t, 1024)
+		p, c := pair(t, 1024, knit.Park{})
 		p.Send(ctx, []byte("a"))
 		p.Send(ctx, []byte("b"))
 		p.Close()
@@ -429,7 +428,7 @@ func TestCloseSemantics(t *testing.T) {
 		}
 	})
 	t.Run("consumer closes", func(t *testing.T) {
-		p, c := pair(t, 1024)
+		p, c := pair(t, 1024, knit.Park{})
 		c.Close()
 		if err := p.TrySend([]byte("x")); !errors.Is(err, ErrClosed) || !errors.Is(err, knit.ErrClosed) {
 			t.Errorf("TrySend to a closed consumer: %v, want ErrClosed", err)
@@ -439,7 +438,7 @@ func TestCloseSemantics(t *testing.T) {
 		}
 	})
 	t.Run("close wakes a blocked Recv", func(t *testing.T) {
-		p, c := pair(t, 1024)
+		p, c := pair(t, 1024, knit.Park{})
 		watchdog(t, 20*time.Second, c.debugState)
 		errc := make(chan error, 1)
 		go func() {
@@ -453,7 +452,7 @@ func TestCloseSemantics(t *testing.T) {
 		}
 	})
 	t.Run("close wakes a blocked Send", func(t *testing.T) {
-		p, c := pair(t, 64)
+		p, c := pair(t, 64, knit.Park{})
 		watchdog(t, 20*time.Second, p.debugState)
 		for {
 			err := p.TrySend(make([]byte, 24))
@@ -475,7 +474,7 @@ func TestCloseSemantics(t *testing.T) {
 }
 
 func TestContextEndsBlockedCalls(t *testing.T) {
-	p, c := pair(t, 64)
+	p, c := pair(t, 64, knit.Park{})
 	watchdog(t, 20*time.Second, c.debugState)
 
 	ctx, cancel := context.WithCancel(context.Background())
@@ -545,7 +544,7 @@ func TestDoneContext(t *testing.T) {
 	} {
 		for _, ctx := range []context.Context{cancelled, expired} {
 			t.Run(fmt.Sprintf("%s/%v", tc.name, ctx.Err()), func(t *testing.T) {
-				p, c := pair(t, 1024)
+				p, c := pair(t, 1024, knit.Park{})
 				if tc.setup != nil {
 					tc.setup(t, p, c)
 				}
@@ -686,7 +685,7 @@ func noLostWakeup(t *testing.T, n int) {
 
 // Nobody sleeps, so nobody rings: TrySend/TryRecv make no wake calls.
 func TestNoRingWithoutSleeper(t *testing.T) {
-	p, c := pair(t, 1024)
+	p, c := pair(t, 1024, knit.Park{})
 	r0 := statRings.Load()
 	buf := make([]byte, 64)
 	for i := range 10000 {
@@ -707,7 +706,7 @@ func TestNoRingWithoutSleeper(t *testing.T) {
 // and not wrapped, and ErrClosed, which matches knit.ErrClosed, once the
 // ring is closed.
 func TestTryConvention(t *testing.T) {
-	p, c := pair(t, 64)
+	p, c := pair(t, 64, knit.Park{})
 	buf := make([]byte, 64)
 	if n, err := c.TryRecv(buf); err != knit.ErrEmpty || n != 0 {
 		t.Fatalf("TryRecv on an empty ring: %d, %v; want 0, knit.ErrEmpty", n, err)
@@ -793,37 +792,6 @@ func TestErrClosedIsKnits(t *testing.T) {
 	region.Close()
 	if err := p.TrySend(nil); !errors.Is(err, ErrRegionClosed) || !errors.Is(err, ErrClosed) || !errors.Is(err, knit.ErrClosed) {
 		t.Errorf("TrySend on a closed region: %v, want ErrRegionClosed, ErrClosed and knit.ErrClosed", err)
-	}
-}
-
-// CreateRing and AttachRing take at most one Park: a second panics,
-// naming the function, before anything is done.
-func TestRingTwoParksPanic(t *testing.T) {
-	region := newRegion(t, RingSize(64))
-	two := []knit.Park{{}, {Spin: knit.NoSpin}}
-	mustPanic := func(fn string, call func()) {
-		t.Helper()
-		defer func() {
-			t.Helper()
-			r := recover()
-			if msg, _ := r.(string); !strings.Contains(msg, "shm: "+fn) || !strings.Contains(msg, "at most one") {
-				t.Errorf("%s with two Parks: panic %v, want one naming %s", fn, r, fn)
-			}
-		}()
-		call()
-	}
-	mustPanic("CreateRing", func() { CreateRing(region, 0, 64, RoleProducer, two...) })
-	// Nothing was laid out.
-	if _, err := AttachRing(region, 0, RoleConsumer, knit.Park{}); !errors.Is(err, ErrCorrupt) {
-		t.Fatalf("attach after the panicking CreateRing: %v, want ErrCorrupt (nothing laid out)", err)
-	}
-	if _, err := CreateRing(region, 0, 64, RoleProducer, two[1]); err != nil {
-		t.Fatal(err)
-	}
-	mustPanic("AttachRing", func() { AttachRing(region, 0, RoleConsumer, two...) })
-	// Nothing was taken: the end is still free.
-	if _, err := AttachRing(region, 0, RoleConsumer, two[0]); err != nil {
-		t.Fatalf("attach after the panicking AttachRing: %v", err)
 	}
 }
 

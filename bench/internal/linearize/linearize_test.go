@@ -46,8 +46,8 @@ var ringCases = []ringCase{
 		func(c int) knit.Queue[bigVal] { return newSPSCEnds[bigVal](c) }},
 	{"Words", []Role{Producer, Consumer}, true, false,
 		func(c int) Queue {
-			q := knit.NewWords(c, knit.Park{})
-			return ends[uint64]{q.Producer(), q.Consumer()}
+			tx, rx := knit.NewWords(c, knit.Park{}).Ends()
+			return ends[uint64]{tx, rx}
 		}, nil},
 	{"MPSC", []Role{Producer, Producer, Producer, Consumer}, false, false,
 		func(c int) Queue { return knit.NewMPSC[uint64](c, knit.Park{}) },
@@ -100,8 +100,8 @@ type ends[T any] struct {
 }
 
 func newSPSCEnds[T any](c int) ends[T] {
-	q := knit.NewSPSC[T](c, knit.Park{})
-	return ends[T]{q.Producer(), q.Consumer()}
+	tx, rx := knit.NewSPSC[T](c, knit.Park{}).Ends()
+	return ends[T]{tx, rx}
 }
 
 func (e ends[T]) Len() int { return e.Producer.Len() }

@@ -176,14 +176,16 @@ type spscSlot struct {
 
 func (s *spscSlot) put(f func()) bool {
 	s.left.Store(2) // the worker is this submitter's alone until both are done
-	if err := s.q.Producer().Push(context.Background(), f); err != nil {
+	tx, _ := s.q.Ends()
+	if err := tx.Push(context.Background(), f); err != nil {
 		panic(err)
 	}
 	return f != nil && s.left.Add(-1) == 0
 }
 
 func (s *spscSlot) take() func() {
-	f, err := s.q.Consumer().Pop(context.Background())
+	_, rx := s.q.Ends()
+	f, err := rx.Pop(context.Background())
 	if err != nil {
 		panic(err)
 	}

@@ -166,8 +166,8 @@ func peerRows[T peerItem](nwords, p int) []harness.Row {
 					return xsyncPeer(st, p, q.TryEnqueue, q.TryDequeue)
 				}),
 				row("knit SPSC, "+st.name, xSPSC+st.name, func() harness.Bench {
-					q := knit.NewSPSC[T](ringCap, knit.Park{})
-					return knitPeer[T](st, p, q.Producer(), q.Consumer())
+					tx, rx := knit.NewSPSC[T](ringCap, knit.Park{}).Ends()
+					return knitPeer[T](st, p, tx, rx)
 				}),
 			)
 		}
@@ -178,8 +178,8 @@ func peerRows[T peerItem](nwords, p int) []harness.Row {
 	}))
 	if p == 1 {
 		rows = append(rows, row("knit SPSC, blocking Push/Pop", xSPSC+yieldEvery.name, func() harness.Bench {
-			q := knit.NewSPSC[T](ringCap, knit.Park{})
-			return knitBlockingPeer[T](1, q.Producer(), q.Consumer(), nil)
+			tx, rx := knit.NewSPSC[T](ringCap, knit.Park{}).Ends()
+			return knitBlockingPeer[T](1, tx, rx, nil)
 		}))
 	}
 	if p == 1 && haveLimitRing && (nwords == 1 || nwords == 8) {

@@ -110,7 +110,7 @@ func throughputRows(batch int) []harness.Row {
 			return startMailbox(cfg, batch), nil
 		}},
 		{Group: g, Name: "knit SPSC[uint64] (Go)", Start: func(harness.Config) (harness.Bench, error) {
-			return startSPSCStream(batch, 0, 0), nil
+			return startSPSCStream(batch, 0, 0, knit.Park{}), nil
 		}},
 		{Group: g, Name: "knit Words (asm)", Start: func(harness.Config) (harness.Bench, error) {
 			return startWordsStream(batch), nil
@@ -135,7 +135,7 @@ func roundTripRows() []harness.Row {
 			return startAtomicPingPong(cfg, 1), nil
 		}},
 		{Group: g, Name: "knit SPSC pair (default park)", Start: func(cfg harness.Config) (harness.Bench, error) {
-			return startRingPair(cfg, false), nil
+			return startRingPair(cfg, false, knit.Park{}), nil
 		}},
 		{Group: g, Name: "knit SPSC pair, spin 50µs", Start: func(cfg harness.Config) (harness.Bench, error) {
 			return startRingPair(cfg, false, spin), nil

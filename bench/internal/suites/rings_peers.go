@@ -95,8 +95,8 @@ func peerSPSCRows(g string) []harness.Row {
 	}
 	return []harness.Row{
 		row("knit SPSC, try loops", func() harness.Bench {
-			q := knit.NewSPSC[uint64](ringCap, knit.Park{})
-			return knitTryEnds(q.Producer(), q.Consumer(), 1, 1)
+			tx, rx := knit.NewSPSC[uint64](ringCap, knit.Park{}).Ends()
+			return knitTryEnds(tx, rx, 1, 1)
 		}),
 		row("xsync SPSCQueue, try loops", func() harness.Bench { return xsyncSPSCContended() }),
 	}

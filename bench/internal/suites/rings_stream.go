@@ -88,8 +88,8 @@ type spscStream struct {
 	done  chan struct{}
 }
 
-func startSPSCStream(batch, burst int, gap time.Duration, park ...knit.Park) *spscStream {
-	s := &spscStream{q: knit.NewSPSC[uint64](ringCap, park...), batch: batch,
+func startSPSCStream(batch, burst int, gap time.Duration, park knit.Park) *spscStream {
+	s := &spscStream{q: knit.NewSPSC[uint64](ringCap, park), batch: batch,
 		dst: make([]uint64, batch), done: make(chan struct{})}
 	go s.produce(burst, gap)
 	return s
@@ -416,8 +416,8 @@ type ringPair struct {
 	done     chan struct{}
 }
 
-func startRingPair(cfg harness.Config, locked bool, park ...knit.Park) *ringPair {
-	p := &ringPair{req: knit.NewSPSC[uint64](64, park...), rep: knit.NewSPSC[uint64](64, park...),
+func startRingPair(cfg harness.Config, locked bool, park knit.Park) *ringPair {
+	p := &ringPair{req: knit.NewSPSC[uint64](64, park), rep: knit.NewSPSC[uint64](64, park),
 		cfg: cfg, locked: locked, done: make(chan struct{})}
 	ready := make(chan struct{})
 	go p.partner(ready)
@@ -467,9 +467,11 @@ func (p *ringPair) Run(n int) error {
 }
 
 func (p *ringPair) Close() error {
-	p.req.Producer().Close()
+	reqTx, _ := p.req.Ends()
+	repTx, _ := p.rep.Ends()
+	reqTx.Close()
 	<-p.done
-	p.rep.Producer().Close()
+	repTx.Close()
 	return nil
 }
 
