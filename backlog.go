@@ -2,7 +2,6 @@ package knit
 
 import (
 	"context"
-	"iter"
 	"sync"
 )
 
@@ -32,11 +31,11 @@ type Backlog[T any] struct {
 	m  Mailbox[T]
 }
 
-// NewBacklog returns an empty, open Backlog; park, if given, says how a
-// blocked Pop waits.
-func NewBacklog[T any](park ...Park) *Backlog[T] {
+// NewBacklog returns an empty, open Backlog; park says how a blocked
+// Pop waits (Park{}: the default).
+func NewBacklog[T any](park Park) *Backlog[T] {
 	b := &Backlog[T]{}
-	b.m.init("Backlog", park)
+	b.m.init(park)
 	b.m.shared = true
 	return b
 }
@@ -123,9 +122,6 @@ func (b *Backlog[T]) TryPopBatch(dst []T) (int, error) { return tryPopBatch[T](b
 func (b *Backlog[T]) PopBatch(ctx context.Context, dst []T) (int, error) {
 	return popBatch[T](ctx, b, dst)
 }
-
-// All ranges over the items as Pop takes them: see Consumer.All.
-func (b *Backlog[T]) All(ctx context.Context) iter.Seq[T] { return all[T](ctx, b) }
 
 // TryPush adds v: nil, or ErrClosed after Close; never ErrFull.
 func (b *Backlog[T]) TryPush(v T) error { return b.m.TryPush(v) }

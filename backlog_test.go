@@ -7,8 +7,8 @@ package knit
 func init() {
 	ringKinds = append(ringKinds, ringKind{
 		name: "Backlog", multiProducer: true, multiConsumer: true, unbounded: true,
-		newInt:         func(_ int, park ...Park) Queue[int] { return NewBacklog[int](park...) },
-		newPtr:         func(int) Queue[*int] { return NewBacklog[*int]() },
+		newInt:         func(_ int, park Park) Queue[int] { return NewBacklog[int](park) },
+		newPtr:         func(int) Queue[*int] { return NewBacklog[*int](Park{}) },
 		slotsAreZeroed: func(q Queue[*int]) bool { return mailboxSlotsZero(&q.(*Backlog[*int]).m) },
 	})
 }

@@ -18,7 +18,7 @@ func TestRingBatchStatus(t *testing.T) {
 	ctx := context.Background()
 	for _, k := range ringKinds {
 		t.Run(k.name, func(t *testing.T) {
-			q := k.newInt(4)
+			q := k.newInt(4, Park{})
 			check := func(what string, n int, err error, wantN int, wantErr error) {
 				t.Helper()
 				if n != wantN || !errors.Is(err, wantErr) || (wantErr == nil && err != nil) {
@@ -85,7 +85,7 @@ func TestRingBatchBlocking(t *testing.T) {
 		for _, useAll := range []bool{false, true} {
 			t.Run(fmt.Sprintf("%s/all=%v", k.name, useAll), func(t *testing.T) {
 				defer watchdog(t, 60*time.Second)()
-				q := k.newInt(4)
+				q := k.newInt(4, Park{})
 				producers, consumers := 1, 1
 				if k.multiProducer {
 					producers = 3
@@ -120,7 +120,7 @@ func TestRingBatchBlocking(t *testing.T) {
 				for c := range consumers {
 					cwg.Go(func() {
 						if useAll {
-							for v := range q.All(ctx) {
+							for v := range All(ctx, q) {
 								got[c] = append(got[c], v)
 							}
 							return
@@ -178,7 +178,7 @@ func TestRingBatchCloseAndCancel(t *testing.T) {
 	for _, k := range ringKinds {
 		t.Run(k.name, func(t *testing.T) {
 			defer watchdog(t, 30*time.Second)()
-			q := k.newInt(2)
+			q := k.newInt(2, Park{})
 			type res struct {
 				n   int
 				err error
@@ -225,7 +225,7 @@ func TestRingBatchCloseAndCancel(t *testing.T) {
 
 			// Blocked consumers: PopBatch cancelled, then a range
 			// cancelled, then a range that Close ends.
-			e := k.newInt(2)
+			e := k.newInt(2, Park{})
 			rctx, rcancel := context.WithCancel(context.Background())
 			go func() {
 				n, err := e.PopBatch(rctx, dst)
@@ -239,7 +239,7 @@ func TestRingBatchCloseAndCancel(t *testing.T) {
 			actx, acancel := context.WithCancel(context.Background())
 			go func() {
 				n := 0
-				for range e.All(actx) {
+				for range All(actx, e) {
 					n++
 				}
 				rc <- res{n, actx.Err()}
@@ -251,7 +251,7 @@ func TestRingBatchCloseAndCancel(t *testing.T) {
 			}
 			go func() {
 				n := 0
-				for range e.All(context.Background()) {
+				for range All(context.Background(), e) {
 					n++
 				}
 				rc <- res{n, nil}
@@ -272,11 +272,11 @@ func TestRingBatchCloseAndCancel(t *testing.T) {
 func TestRingAllBreak(t *testing.T) {
 	for _, k := range ringKinds {
 		t.Run(k.name, func(t *testing.T) {
-			q := k.newInt(8)
+			q := k.newInt(8, Park{})
 			if n, err := q.TryPushBatch([]int{1, 2, 3, 4}); n != 4 || err != nil {
 				t.Fatalf("TryPushBatch = %d, %v", n, err)
 			}
-			for v := range q.All(context.Background()) {
+			for v := range All(context.Background(), q) {
 				if v == 2 {
 					break
 				}
@@ -302,7 +302,7 @@ func TestDoneContextDoesNothing(t *testing.T) {
 		want := ctx.Err()
 		for _, k := range ringKinds {
 			t.Run(fmt.Sprintf("%s/%v", k.name, want), func(t *testing.T) {
-				q := k.newInt(8)
+				q := k.newInt(8, Park{})
 				if err := q.TryPush(1); err != nil {
 					t.Fatal(err)
 				}
@@ -318,7 +318,7 @@ func TestDoneContextDoesNothing(t *testing.T) {
 				if n, err := q.PopBatch(ctx, make([]int, 4)); n != 0 || !errors.Is(err, want) {
 					t.Errorf("PopBatch = %d, %v; want 0, %v", n, err, want)
 				}
-				for v := range q.All(ctx) {
+				for v := range All(ctx, q) {
 					t.Errorf("a range with a done ctx yielded %d", v)
 				}
 				if q.Len() != 1 {
@@ -388,7 +388,7 @@ func TestRingBatchPopTakesWhatIsReady(t *testing.T) {
 		}
 		t.Run(k.name, func(t *testing.T) {
 			defer watchdog(t, 2*time.Minute)()
-			q := k.newInt(8)
+			q := k.newInt(8, Park{})
 			var wg sync.WaitGroup
 			wg.Add(1)
 			go func() {

@@ -2,7 +2,6 @@ package knit
 
 import (
 	"context"
-	"iter"
 	"reflect"
 	"slices"
 	"sync"
@@ -20,7 +19,7 @@ import (
 // reads the same slot (Pop copies the item out of it, PopFunc works on it
 // in place).
 //
-//	b := knit.NewBroadcast[Event](1024)
+//	b := knit.NewBroadcast[Event](1024, knit.Park{})
 //	parse := b.Subscribe()            // sees every item
 //	store := b.SubscribeAfter(parse)  // sees each item once parse has popped it
 //	audit := b.Subscribe()            // beside parse, independent of it
@@ -100,10 +99,12 @@ type Broadcast[T any] struct {
 }
 
 // Subscription is one subscriber of a Broadcast: the consumer calls of a
-// ring (TryPop, Pop, the batch calls, All) over every item the
-// Broadcast's producer pushes after it subscribed, and a Select case
-// through PopCase. One goroutine at a time uses it; Unsubscribe belongs to
-// that goroutine too (cancel its ctx to get it out of a blocked Pop).
+// ring (TryPop, Pop, the batch calls) over every item the
+// Broadcast's producer pushes after it subscribed, a Select case
+// through PopCase, and a range with [All], which ends once the Broadcast
+// is closed and this subscription drained (or it left). One goroutine at
+// a time uses it; Unsubscribe belongs to that goroutine too (cancel its
+// ctx to get it out of a blocked Pop).
 type Subscription[T any] struct {
 	_ [CacheLineSize]byte
 
@@ -129,14 +130,14 @@ type Subscription[T any] struct {
 
 // NewBroadcast returns a Broadcast holding capacity items (its slot array
 // is rounded up to a power of two; Push reports full at capacity), and no
-// subscription; park, if given, says how blocked calls wait. It panics if
-// capacity is < 1 or > MaxCapacity, or if the slots would take more than
-// 1 TiB.
-func NewBroadcast[T any](capacity int, park ...Park) *Broadcast[T] {
+// subscription; park says how blocked calls wait (Park{}: the
+// default). It panics if capacity is < 1 or > MaxCapacity, or if the
+// slots would take more than 1 TiB.
+func NewBroadcast[T any](capacity int, park Park) *Broadcast[T] {
 	c := roundCapacity("Broadcast", capacity, sizeOf[T]())
 	b := &Broadcast[T]{buf: make([]T, c), mask: uint64(c - 1), last: uint64(capacity - 1)}
 	b.clearSlots = holdsPointers(reflect.TypeFor[T]())
-	b.bells.park = ringPark("Broadcast", park)
+	b.bells.park = ringPark(park)
 	b.stage.park = b.bells.park
 	b.subs.Store(new([]*Subscription[T]))
 	return b
@@ -819,10 +820,6 @@ func (s *Subscription[T]) TryPopBatch(dst []T) (int, error) { return tryPopBatch
 func (s *Subscription[T]) PopBatch(ctx context.Context, dst []T) (int, error) {
 	return popBatch[T](ctx, s, dst)
 }
-
-// All ranges over the items as Pop takes them, until the Broadcast is
-// closed and this subscription drained (or it left): see Consumer.All.
-func (s *Subscription[T]) All(ctx context.Context) iter.Seq[T] { return all[T](ctx, s) }
 
 // Len is how many pushed items this subscription has yet to take,
 // including any its leader still holds (a snapshot); 0 once it left.

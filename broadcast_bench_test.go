@@ -31,7 +31,7 @@ func BenchmarkBroadcast(b *testing.B) {
 }
 
 func benchBroadcast(b *testing.B, subs, batch int) {
-	q := NewBroadcast[int](1024)
+	q := NewBroadcast[int](1024, Park{})
 	ctx := context.Background()
 	n := b.N
 	var wg sync.WaitGroup

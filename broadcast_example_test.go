@@ -15,19 +15,19 @@ import (
 // not seen, then its range ends.
 func ExampleBroadcast() {
 	ctx := context.Background()
-	b := knit.NewBroadcast[string](4)
+	b := knit.NewBroadcast[string](4, knit.Park{})
 	upper, count := b.Subscribe(), b.Subscribe() // before the first push: they see everything
 
 	var wg sync.WaitGroup
 	var shouted []string
 	var n int
 	wg.Go(func() {
-		for s := range upper.All(ctx) {
+		for s := range knit.All(ctx, upper) {
 			shouted = append(shouted, strings.ToUpper(s))
 		}
 	})
 	wg.Go(func() {
-		for range count.All(ctx) {
+		for range knit.All(ctx, count) {
 			n++
 		}
 	})
@@ -52,7 +52,7 @@ func ExampleBroadcast_SubscribeAfter() {
 		stored bool
 	}
 	ctx := context.Background()
-	b := knit.NewBroadcast[order](8)
+	b := knit.NewBroadcast[order](8, knit.Park{})
 	tax := b.Subscribe()
 	store := b.SubscribeAfter(tax)
 	report := b.SubscribeAfter(store)
@@ -80,7 +80,7 @@ func ExampleBroadcast_SubscribeAfter() {
 		}
 	})
 	wg.Go(func() {
-		for o := range report.All(ctx) {
+		for o := range knit.All(ctx, report) {
 			fmt.Println(o.id, o.taxed, o.stored)
 		}
 	})
@@ -97,7 +97,7 @@ func ExampleBroadcast_SubscribeAfter() {
 
 // A subscription that leaves stops holding the producer back at once.
 func ExampleSubscription_Unsubscribe() {
-	b := knit.NewBroadcast[int](2)
+	b := knit.NewBroadcast[int](2, knit.Park{})
 	fast, slow := b.Subscribe(), b.Subscribe()
 	b.TryPushBatch([]int{1, 2})
 	fast.TryPopBatch(make([]int, 2))

@@ -119,7 +119,7 @@ func FuzzBroadcast(f *testing.F) {
 		// not a hang.
 		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 		defer cancel()
-		b := NewBroadcast[*int](c)
+		b := NewBroadcast[*int](c, Park{})
 		m := &bcastModel{cap: c}
 		var subs []*Subscription[*int]
 		next := 1

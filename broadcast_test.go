@@ -18,12 +18,12 @@ import (
 func init() {
 	ringKinds = append(ringKinds, ringKind{
 		name: "Broadcast 1 subscriber",
-		newInt: func(n int, park ...Park) Queue[int] {
-			b := NewBroadcast[int](n, park...)
+		newInt: func(n int, park Park) Queue[int] {
+			b := NewBroadcast[int](n, park)
 			return joined[int]{b, b.Subscribe()}
 		},
 		newPtr: func(n int) Queue[*int] {
-			b := NewBroadcast[*int](n)
+			b := NewBroadcast[*int](n, Park{})
 			return joined[*int]{b, b.Subscribe()}
 		},
 		slotsAreZeroed: func(q Queue[*int]) bool {
@@ -160,7 +160,7 @@ func everyItem[T any](t *testing.T, sh bcastShape, n int, spin time.Duration, mk
 						}
 					}
 				case 4:
-					for v := range s.All(ctx) {
+					for v := range All(ctx, s) {
 						if !check(v) {
 							return
 						}
@@ -226,7 +226,7 @@ func everyItem[T any](t *testing.T, sh bcastShape, n int, spin time.Duration, mk
 // TryPush fails while one is a lap behind, however far the others are,
 // and succeeds once the slowest takes an item.
 func TestBroadcastGating(t *testing.T) {
-	b := NewBroadcast[int](4)
+	b := NewBroadcast[int](4, Park{})
 	fast, slow := b.Subscribe(), b.Subscribe()
 	if n, err := b.TryPushBatch([]int{0, 1, 2, 3, 4}); n != 4 || !errors.Is(err, ErrFull) {
 		t.Fatalf("TryPushBatch of 5 into 4 = %d, %v; want 4, ErrFull", n, err)
@@ -258,7 +258,7 @@ func TestBroadcastGating(t *testing.T) {
 // follower that joins behind a lagging leader sees nothing until the
 // leader has passed the follower's start.
 func TestBroadcastJoin(t *testing.T) {
-	b := NewBroadcast[int](4)
+	b := NewBroadcast[int](4, Park{})
 	for i := range 10 {
 		if b.TryPush(i) != nil {
 			t.Fatalf("TryPush %d with no subscription failed", i)
@@ -380,7 +380,7 @@ func TestBroadcastUnsubscribe(t *testing.T) {
 func TestBroadcastCloseAndCancel(t *testing.T) {
 	defer watchdog(t, 30*time.Second)()
 	ctx := context.Background()
-	b := NewBroadcast[int](2)
+	b := NewBroadcast[int](2, Park{})
 	root, fol := b.Subscribe(), b.Subscribe()
 	fol2 := b.SubscribeAfter(fol)
 
@@ -407,7 +407,7 @@ func TestBroadcastCloseAndCancel(t *testing.T) {
 	var wg sync.WaitGroup
 	for k, s := range []*Subscription[int]{root, fol, fol2} {
 		wg.Go(func() {
-			for v := range s.All(ctx) {
+			for v := range All(ctx, s) {
 				got[k] = append(got[k], v)
 			}
 		})
@@ -438,7 +438,7 @@ func TestBroadcastCloseRace(t *testing.T) {
 	defer watchdog(t, 120*time.Second)()
 	for r := range rounds {
 		sh := bcastShapes[r%len(bcastShapes)]
-		b := NewBroadcast[int](8)
+		b := NewBroadcast[int](8, Park{})
 		subs := subscribeShape(b, sh)
 		counts := make([]int, len(subs))
 		var wg sync.WaitGroup
@@ -571,16 +571,16 @@ func TestBroadcastChurn(t *testing.T) {
 func TestBroadcastSelect(t *testing.T) {
 	defer watchdog(t, 30*time.Second)()
 	ctx := context.Background()
-	b := NewBroadcast[int](1)
+	b := NewBroadcast[int](1, Park{})
 	lead := b.Subscribe()
 	fol := b.SubscribeAfter(lead)
-	out := NewBroadcast[string](1)
+	out := NewBroadcast[string](1, Park{})
 	outSub := out.Subscribe()
 	out.TryPush("full")
 	var v int
 	s := "sent"
-	follow := NewSelector(PopCase(fol, &v), PushCase(out, &s))
-	lead1 := NewSelector(PopCase(lead, &v))
+	follow := NewSelector(Park{}, PopCase(fol, &v), PushCase(out, &s))
+	lead1 := NewSelector(Park{}, PopCase(lead, &v))
 	b.TryPush(7)
 	for _, c := range []struct {
 		name  string
@@ -640,8 +640,8 @@ func TestBroadcastZeroValue(t *testing.T) {
 	if b.Len() != 0 || b.Cap() != 0 || s.Len() != 0 || s.Cap() != 0 {
 		t.Error("zero values: Len and Cap not 0")
 	}
-	other := NewBroadcast[int](2).Subscribe()
-	mustPanic(t, "SubscribeAfter of another's subscription", func() { NewBroadcast[int](2).SubscribeAfter(other) }, "another Broadcast")
+	other := NewBroadcast[int](2, Park{}).Subscribe()
+	mustPanic(t, "SubscribeAfter of another's subscription", func() { NewBroadcast[int](2, Park{}).SubscribeAfter(other) }, "another Broadcast")
 }
 
 // TestBroadcastClearsSlots: with pointer items a slot is cleared as soon
@@ -650,7 +650,7 @@ func TestBroadcastZeroValue(t *testing.T) {
 // otherwise; a subscription in the lead never clears what others need
 // (TestBroadcastEveryItem's ptr rows check that).
 func TestBroadcastClearsSlots(t *testing.T) {
-	b := NewBroadcast[*int](8)
+	b := NewBroadcast[*int](8, Park{})
 	subs := subscribeShape(b, bcastShape{leaders: []int{-1, -1, 0}})
 	for round := range 5 {
 		for i := range 5 + round {
@@ -724,7 +724,7 @@ func TestBroadcastZeroAlloc(t *testing.T) {
 		t.Skip("the race detector allocates")
 	}
 	ctx := context.Background()
-	b := NewBroadcast[int](64)
+	b := NewBroadcast[int](64, Park{})
 	subs := subscribeShape(b, bcastShapes[3])
 	batch := make([]int, 8)
 	allocs := testing.AllocsPerRun(1000, func() {
@@ -828,7 +828,7 @@ func TestBroadcastPopFunc(t *testing.T) {
 	}
 
 	// Blocked, then woken by its leader; blocked, then cancelled.
-	b2 := NewBroadcast[int](4)
+	b2 := NewBroadcast[int](4, Park{})
 	l := b2.Subscribe()
 	f := b2.SubscribeAfter(l)
 	got := make(chan error, 1)
@@ -965,7 +965,7 @@ func TestBroadcastPopFuncZeroAlloc(t *testing.T) {
 		t.Skip("the race detector allocates")
 	}
 	ctx := context.Background()
-	b := NewBroadcast[int](64)
+	b := NewBroadcast[int](64, Park{})
 	lead := b.Subscribe()
 	follow := b.SubscribeAfter(lead)
 	sum := 0

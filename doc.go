@@ -12,14 +12,14 @@
 // [Producer] and [Consumer]: TryPush and TryPop never wait and say full,
 // empty or closed; Push and Pop spin briefly and then park until there is
 // room or an item (or ctx ends); TryPushBatch, PushBatch, TryPopBatch and
-// PopBatch move many items per index update; All ranges over a ring as
+// PopBatch move many items per index update; [All] ranges over a ring as
 // over a channel; and Close stops intake while the consumers drain what
 // was pushed. [Queue] is both sides, for code that takes any ring.
 // [Select] waits on several rings of any kind and element type, and on
 // channels, at once, as Go's select does on channels.
 //
 //   - [SPSC]: one producer goroutine, one consumer. Each side is an end
-//     ([SPSC.Producer], [SPSC.Consumer]) that has only its side's calls;
+//     ([SPSC.Ends] returns both) that has only its side's calls;
 //     the SPSC itself only hands them out. The types do not stop two
 //     goroutines from sharing one end, which loses items; the
 //     knit_checkends build catches it. The fastest ring: once it streams
@@ -75,8 +75,10 @@
 //
 // One value says how a blocked call waits: [Park], a spin budget and a
 // [Backend]. Rings take it at construction (NewMPMC(n, Park{...})),
-// [Event.Wait] per call, pool.Config and shm's rings as a field or
-// argument; the zero Park is the default everywhere. Every spin budget
+// [Select] and [Event.Wait] per call, [NewSelector] once for its
+// Selects, pool.Config and shm's rings as a field or argument; it is
+// an ordinary argument wherever a call takes one, and the zero Park,
+// Park{}, is the default everywhere. Every spin budget
 // reads as [DefaultSpin] states: a positive budget spins that long
 // before parking, zero is the default of that place (no spin on a
 // machine with fewer than four Ps or CPUs), and [NoSpin] parks at once.

@@ -22,13 +22,13 @@ func TestCheckedEndsCatchSharing(t *testing.T) {
 		name string
 		use  func() // one call on the single side; it must not block
 	}
-	spsc, words := NewSPSC[int](64), NewWords(64)
-	mpsc, spmc := NewMPSC[int](64), NewSPMC[int](64)
-	mbox, bcast := NewMailbox[int](), NewBroadcast[int](64)
+	spsc, words := NewSPSC[int](64, Park{}), NewWords(64, Park{})
+	mpsc, spmc := NewMPSC[int](64, Park{}), NewSPMC[int](64, Park{})
+	mbox, bcast := NewMailbox[int](Park{}), NewBroadcast[int](64, Park{})
 	bsub := bcast.Subscribe()
 	sides := []side{
-		{"SPSC producer", func() { spsc.Producer().TryPush(1); spsc.Consumer().TryPop() }},
-		{"Words producer", func() { words.Producer().TryPushBatch([]uint64{1}); words.Consumer().TryPop() }},
+		{"SPSC producer", func() { prod(spsc.Ends()).TryPush(1); cons(spsc.Ends()).TryPop() }},
+		{"Words producer", func() { prod(words.Ends()).TryPushBatch([]uint64{1}); cons(words.Ends()).TryPop() }},
 		{"MPSC consumer", func() { mpsc.TryPush(1); mpsc.TryPop() }},
 		{"SPMC producer", func() { spmc.TryPush(1); spmc.TryPop() }},
 		{"Mailbox consumer", func() { mbox.TryPush(1); mbox.TryPop() }},
@@ -67,10 +67,10 @@ func TestCheckedEndsCatchSharing(t *testing.T) {
 	// Legitimate use: one producer and one consumer goroutine, and a
 	// producer side handed to a second goroutine after the first one's
 	// pushes, through a channel.
-	q := NewSPSC[int](8)
+	q := NewSPSC[int](8, Park{})
 	handoff := make(chan SPSCProducer[int])
 	go func() {
-		tx := q.Producer()
+		tx, _ := q.Ends()
 		for i := range 1000 {
 			tx.Push(context.Background(), i)
 		}
@@ -84,7 +84,7 @@ func TestCheckedEndsCatchSharing(t *testing.T) {
 		tx.Close()
 	}()
 	n := 0
-	for range q.Consumer().All(context.Background()) {
+	for range All(context.Background(), cons(q.Ends())) {
 		n++
 	}
 	if n != 2000 {
@@ -102,16 +102,17 @@ type producerRing struct {
 }
 
 func producerRings() []producerRing {
-	spsc, words, spmc := NewSPSC[int](16), NewWords(16), NewSPMC[int](16)
-	bcast := NewBroadcast[int](16)
+	spsc, words, spmc := NewSPSC[int](16, Park{}), NewWords(16, Park{}), NewSPMC[int](16, Park{})
+	bcast := NewBroadcast[int](16, Park{})
 	bsub := bcast.Subscribe()
-	stx, wtx := spsc.Producer(), words.Producer()
+	stx, _ := spsc.Ends()
+	wtx, _ := words.Ends()
 	return []producerRing{
-		{"SPSC", stx.TryPush, stx.Close, func() int { return countAll(spsc.Consumer().All(context.Background())) }},
+		{"SPSC", stx.TryPush, stx.Close, func() int { return countAll(All(context.Background(), cons(spsc.Ends()))) }},
 		{"Words", func(v int) error { return wtx.TryPush(uint64(v)) }, wtx.Close,
-			func() int { return countAll(words.Consumer().All(context.Background())) }},
-		{"SPMC", spmc.TryPush, spmc.Close, func() int { return countAll(spmc.All(context.Background())) }},
-		{"Broadcast", bcast.TryPush, bcast.Close, func() int { return countAll(bsub.All(context.Background())) }},
+			func() int { return countAll(All(context.Background(), cons(words.Ends()))) }},
+		{"SPMC", spmc.TryPush, spmc.Close, func() int { return countAll(All(context.Background(), spmc)) }},
+		{"Broadcast", bcast.TryPush, bcast.Close, func() int { return countAll(All(context.Background(), bsub)) }},
 	}
 }
 
@@ -224,10 +225,10 @@ func TestCheckedEndsForeignClose(t *testing.T) {
 // wait, so a second goroutine that blocks on the same single side panics
 // while the first is parked, not only when their attempts overlap.
 func TestCheckedEndsParkedTwice(t *testing.T) {
-	spsc, words := NewSPSC[int](4), NewWords(4)
-	mpsc, mbox := NewMPSC[int](4), NewMailbox[int]()
-	spmc := NewSPMC[int](1)
-	bcast := NewBroadcast[int](4)
+	spsc, words := NewSPSC[int](4, Park{}), NewWords(4, Park{})
+	mpsc, mbox := NewMPSC[int](4, Park{}), NewMailbox[int](Park{})
+	spmc := NewSPMC[int](1, Park{})
+	bcast := NewBroadcast[int](4, Park{})
 	bsub := bcast.Subscribe()
 	ctx := context.Background()
 	cases := []struct {
@@ -236,8 +237,8 @@ func TestCheckedEndsParkedTwice(t *testing.T) {
 		block func(ctx context.Context) error // blocks until woken or ctx ends
 		wake  func()
 	}{
-		{"SPSC consumer", &spsc.bells.notEmpty.Event, func(ctx context.Context) error { _, err := spsc.Consumer().Pop(ctx); return err }, func() { spsc.Producer().TryPush(1) }},
-		{"Words consumer", &words.r.bells.notEmpty.Event, func(ctx context.Context) error { _, err := words.Consumer().Pop(ctx); return err }, func() { words.Producer().TryPush(1) }},
+		{"SPSC consumer", &spsc.bells.notEmpty.Event, func(ctx context.Context) error { _, err := cons(spsc.Ends()).Pop(ctx); return err }, func() { prod(spsc.Ends()).TryPush(1) }},
+		{"Words consumer", &words.r.bells.notEmpty.Event, func(ctx context.Context) error { _, err := cons(words.Ends()).Pop(ctx); return err }, func() { prod(words.Ends()).TryPush(1) }},
 		{"MPSC consumer", &mpsc.bells.notEmpty.Event, func(ctx context.Context) error {
 			_, err := mpsc.PopBatch(ctx, make([]int, 2))
 			return err

@@ -16,8 +16,8 @@ import (
 // TryPush and TryPop never block: they report a full ring (ErrFull) or an
 // empty one (ErrEmpty). A ring holds exactly the capacity it was made with.
 func ExampleSPSC() {
-	q := knit.NewSPSC[string](3)
-	tx, rx := q.Producer(), q.Consumer()
+	q := knit.NewSPSC[string](3, knit.Park{})
+	tx, rx := q.Ends()
 	fmt.Println(tx.Cap())
 
 	for _, w := range []string{"knit", "purl", "slip", "cast on", "cast off"} {
@@ -44,8 +44,8 @@ func ExampleSPSC() {
 // Items pushed before Close stay in the ring: Pop hands them out, then
 // reports ErrClosed. A push after Close fails and keeps nothing.
 func ExampleSPSCProducer_Close() {
-	q := knit.NewSPSC[int](4)
-	tx, rx := q.Producer(), q.Consumer()
+	q := knit.NewSPSC[int](4, knit.Park{})
+	tx, rx := q.Ends()
 	tx.TryPush(1)
 	tx.TryPush(2)
 	tx.Close()
@@ -70,7 +70,7 @@ func ExampleSPSCProducer_Close() {
 // Many producers, one consumer. Any goroutine may close an MPSC ring;
 // here the one that sees every producer finish does.
 func ExampleMPSC() {
-	q := knit.NewMPSC[int](64)
+	q := knit.NewMPSC[int](64, knit.Park{})
 	ctx := context.Background()
 
 	var wg sync.WaitGroup
@@ -102,7 +102,7 @@ func ExampleMPSC() {
 // the ring's index. Neither blocks: they report how many they moved, and
 // why they stopped short (PushBatch and PopBatch wait instead).
 func ExampleMPSC_TryPushBatch() {
-	q := knit.NewMPSC[int](4)
+	q := knit.NewMPSC[int](4, knit.Park{})
 	fmt.Println(q.TryPushBatch([]int{1, 2, 3, 4, 5, 6})) // room for four
 
 	dst := make([]int, 3)
@@ -117,7 +117,7 @@ func ExampleMPSC_TryPushBatch() {
 // exactly one of them. The producer closes the ring, as a channel's sender
 // does, and every consumer returns once it is drained.
 func ExampleSPMC() {
-	q := knit.NewSPMC[int](32)
+	q := knit.NewSPMC[int](32, knit.Park{})
 	ctx := context.Background()
 
 	var total atomic.Int64
@@ -145,7 +145,7 @@ func ExampleSPMC() {
 
 // A blocking Pop gives up when its context ends.
 func ExampleMPMC_Pop() {
-	q := knit.NewMPMC[int](8)
+	q := knit.NewMPMC[int](8, knit.Park{})
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Millisecond)
 	defer cancel()
 
@@ -157,7 +157,7 @@ func ExampleMPMC_Pop() {
 // An MPMC ring as a shared job queue: several submitters, several
 // workers, and every job done once.
 func ExampleMPMC() {
-	jobs := knit.NewMPMC[int](128)
+	jobs := knit.NewMPMC[int](128, knit.Park{})
 	ctx := context.Background()
 
 	var done atomic.Int64
@@ -192,8 +192,8 @@ func ExampleMPMC() {
 // two goroutines share, with the batch paths in assembly.
 func ExampleWords() {
 	table := []string{"alpha", "beta", "gamma", "delta"}
-	q := knit.NewWords(8)
-	tx, rx := q.Producer(), q.Consumer()
+	q := knit.NewWords(8, knit.Park{})
+	tx, rx := q.Ends()
 
 	go func() {
 		defer tx.Close()

@@ -179,7 +179,7 @@ func (s selectQueue[T]) Push(ctx context.Context, v T) error { return s.q.Push(c
 func (s selectQueue[T]) Len() int                            { return s.q.Len() }
 func (s selectQueue[T]) Pop(ctx context.Context) (T, error) {
 	var v T
-	_, err := Select(ctx, PopCase[T](s.q, &v))
+	_, err := Select(ctx, Park{}, PopCase[T](s.q, &v))
 	return v, err
 }
 
@@ -194,7 +194,7 @@ type selectPushQueue[T any] struct {
 func (s selectPushQueue[T]) Pop(ctx context.Context) (T, error) { return s.q.Pop(ctx) }
 func (s selectPushQueue[T]) Len() int                           { return s.q.Len() }
 func (s selectPushQueue[T]) Push(ctx context.Context, v T) error {
-	_, err := Select(ctx, PushCase[T](s.q, &v))
+	_, err := Select(ctx, Park{}, PushCase[T](s.q, &v))
 	return err
 }
 
@@ -225,39 +225,39 @@ func inflightShapes[T any](t *testing.T, item string, k, rounds int, at func(int
 		t.Run(fmt.Sprintf("%s/%s/k%d", item, shape, k), f)
 	}
 	run("MPMC/pop", func(t *testing.T) {
-		q := NewMPMC[T](k)
+		q := NewMPMC[T](k, Park{})
 		popsInFlight[T](t, q, &q.bells.notEmpty, k, rounds, at)
 	})
 	run("MPMC/pop/select", func(t *testing.T) {
-		q := NewMPMC[T](k)
+		q := NewMPMC[T](k, Park{})
 		popsInFlight[T](t, selectQueue[T]{q}, &q.bells.notEmpty, k, rounds, at)
 	})
 	run("MPMC/push", func(t *testing.T) {
-		q := NewMPMC[T](k)
+		q := NewMPMC[T](k, Park{})
 		pushesInFlight[T](t, q, k, &q.bells.notFull, k, rounds, at)
 	})
 	run("MPMC/push/exact", func(t *testing.T) {
-		q := NewMPMC[T](k - 1) // not a power of two: admits decides full
+		q := NewMPMC[T](k-1, Park{}) // not a power of two: admits decides full
 		pushesInFlight[T](t, q, k-1, &q.bells.notFull, k, rounds, at)
 	})
 	run("MPMC/push/select", func(t *testing.T) {
-		q := NewMPMC[T](k)
+		q := NewMPMC[T](k, Park{})
 		pushesInFlight[T](t, selectPushQueue[T]{q}, k, &q.bells.notFull, k, rounds, at)
 	})
 	run("Backlog/pop", func(t *testing.T) {
-		q := NewBacklog[T]()
+		q := NewBacklog[T](Park{})
 		popsInFlight[T](t, q, &q.m.bells.notEmpty, k, rounds, at)
 	})
 	run("Backlog/pop/select", func(t *testing.T) {
-		q := NewBacklog[T]()
+		q := NewBacklog[T](Park{})
 		popsInFlight[T](t, selectQueue[T]{q}, &q.m.bells.notEmpty, k, rounds, at)
 	})
 	run("MPSC/pop", func(t *testing.T) {
-		q := NewMPSC[T](k)
+		q := NewMPSC[T](k, Park{})
 		oneConsumerInFlight[T](t, q, &q.bells.notEmpty, k, rounds, at)
 	})
 	run("Mailbox/pop", func(t *testing.T) {
-		q := NewMailbox[T]()
+		q := NewMailbox[T](Park{})
 		oneConsumerInFlight[T](t, q, &q.bells.notEmpty, k, rounds, at)
 	})
 }

@@ -400,11 +400,11 @@ var sbRings = []struct {
 	name string
 	make func() ringOps[uint64]
 }{
-	{"SPSC", func() ringOps[uint64] { return NewSPSC[uint64](1) }},
-	{"Words", func() ringOps[uint64] { return NewWords(1) }},
-	{"MPSC", func() ringOps[uint64] { return NewMPSC[uint64](1).popOps() }},
-	{"SPMC", func() ringOps[uint64] { return NewSPMC[uint64](1).popOps() }},
-	{"MPMC", func() ringOps[uint64] { return NewMPMC[uint64](1).popOps() }},
+	{"SPSC", func() ringOps[uint64] { return NewSPSC[uint64](1, Park{}) }},
+	{"Words", func() ringOps[uint64] { return NewWords(1, Park{}) }},
+	{"MPSC", func() ringOps[uint64] { return NewMPSC[uint64](1, Park{}).popOps() }},
+	{"SPMC", func() ringOps[uint64] { return NewSPMC[uint64](1, Park{}).popOps() }},
+	{"MPMC", func() ringOps[uint64] { return NewMPMC[uint64](1, Park{}).popOps() }},
 }
 
 // TestLitmusSBRing is the lost-wakeup shape over a ring's own publish and
@@ -619,20 +619,20 @@ func TestLitmusMP(t *testing.T) {
 			name string
 			q    func(int) Queue[litmusPayload]
 		}{
-			{"SPSC", func(c int) Queue[litmusPayload] { return joinSPSC(NewSPSC[litmusPayload](c)) }},
-			{"MPSC", func(c int) Queue[litmusPayload] { return NewMPSC[litmusPayload](c) }},
-			{"SPMC", func(c int) Queue[litmusPayload] { return NewSPMC[litmusPayload](c) }},
-			{"MPMC", func(c int) Queue[litmusPayload] { return NewMPMC[litmusPayload](c) }},
+			{"SPSC", func(c int) Queue[litmusPayload] { return joinSPSC(NewSPSC[litmusPayload](c, Park{})) }},
+			{"MPSC", func(c int) Queue[litmusPayload] { return NewMPSC[litmusPayload](c, Park{}) }},
+			{"SPMC", func(c int) Queue[litmusPayload] { return NewSPMC[litmusPayload](c, Park{}) }},
+			{"MPMC", func(c int) Queue[litmusPayload] { return NewMPMC[litmusPayload](c, Park{}) }},
 		} {
 			t.Run(fmt.Sprintf("%s/cap%d", k.name, c), func(t *testing.T) {
 				litmusStream(t, litmusIters(t, 200_000), k.q(c), 1, mk, ok)
 			})
 		}
 		t.Run(fmt.Sprintf("Words/cap%d", c), func(t *testing.T) {
-			litmusStream[uint64](t, litmusIters(t, 200_000), joinWords(NewWords(c)), 1, word, wordOK)
+			litmusStream[uint64](t, litmusIters(t, 200_000), joinWords(NewWords(c, Park{})), 1, word, wordOK)
 		})
 		t.Run(fmt.Sprintf("Words/cap%d/batch", c), func(t *testing.T) {
-			litmusStream[uint64](t, litmusIters(t, 200_000), joinWords(NewWords(c)), 3, word, wordOK)
+			litmusStream[uint64](t, litmusIters(t, 200_000), joinWords(NewWords(c, Park{})), 3, word, wordOK)
 		})
 	}
 }

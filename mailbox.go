@@ -2,7 +2,6 @@ package knit
 
 import (
 	"context"
-	"iter"
 	"math"
 	"reflect"
 	"sync"
@@ -15,7 +14,7 @@ import (
 // return nil until Close. The consumer's calls block as a ring's do
 // (spin, then park, with no wake while nobody waits), Close is lossless,
 // and a Mailbox has the method set of the rings ([Queue]), so it is a
-// case of Select and ranges with All.
+// case of Select and [All] ranges over it.
 //
 // Items live in segments of mailboxSegSize slots. A producer claims a
 // slot with one atomic add on the last segment's counter (no CAS loop)
@@ -101,21 +100,21 @@ type mboxSlot[T any] struct {
 	ready atomic.Uint64 // the segment's lap once val is written
 }
 
-// NewMailbox returns an empty, open Mailbox with one segment; park, if
-// given, says how a blocked Pop waits.
-func NewMailbox[T any](park ...Park) *Mailbox[T] {
+// NewMailbox returns an empty, open Mailbox with one segment; park says
+// how a blocked Pop waits (Park{}: the default).
+func NewMailbox[T any](park Park) *Mailbox[T] {
 	m := &Mailbox[T]{}
-	m.init("Mailbox", park)
+	m.init(park)
 	return m
 }
 
-func (m *Mailbox[T]) init(kind string, park []Park) {
+func (m *Mailbox[T]) init(park Park) {
 	m.clearSlots = holdsPointers(reflect.TypeFor[T]())
 	s := new(mboxSeg[T])
 	s.lap = 1
 	m.headSeg = s
 	m.tailSeg.Store(s)
-	m.bells.park = ringPark(kind, park)
+	m.bells.park = ringPark(park)
 }
 
 // push claims a slot with an add and fills it. A claim past the end
@@ -459,9 +458,6 @@ func (m *Mailbox[T]) TryPopBatch(dst []T) (int, error) { return tryPopBatch[T](m
 func (m *Mailbox[T]) PopBatch(ctx context.Context, dst []T) (int, error) {
 	return popBatch[T](ctx, m, dst)
 }
-
-// All ranges over the items as Pop takes them: see Consumer.All.
-func (m *Mailbox[T]) All(ctx context.Context) iter.Seq[T] { return all[T](ctx, m) }
 
 // Close stops intake and wakes the consumer, which drains what was pushed
 // before and then gets ErrClosed. Any goroutine may call it; it is

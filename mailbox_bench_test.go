@@ -17,10 +17,10 @@ import (
 func BenchmarkMailbox(b *testing.B) {
 	for _, p := range []int{1, 4, 16} {
 		b.Run(fmt.Sprintf("producers=%d/knit-Mailbox", p), func(b *testing.B) {
-			benchQueueFanIn(b, p, NewMailbox[int]())
+			benchQueueFanIn(b, p, NewMailbox[int](Park{}))
 		})
 		b.Run(fmt.Sprintf("producers=%d/knit-MPSC-1024", p), func(b *testing.B) {
-			benchQueueFanIn(b, p, NewMPSC[int](1024))
+			benchQueueFanIn(b, p, NewMPSC[int](1024, Park{}))
 		})
 		b.Run(fmt.Sprintf("producers=%d/chan-1024", p), func(b *testing.B) {
 			benchChanFanIn(b, p)
@@ -91,14 +91,14 @@ func BenchmarkBacklog(b *testing.B) {
 			name string
 			new  func() Queue[int]
 		}{
-			{"knit-Backlog", func() Queue[int] { return NewBacklog[int]() }},
-			{"knit-MPMC-1024", func() Queue[int] { return NewMPMC[int](1024) }},
+			{"knit-Backlog", func() Queue[int] { return NewBacklog[int](Park{}) }},
+			{"knit-MPMC-1024", func() Queue[int] { return NewMPMC[int](1024, Park{}) }},
 		}
 		if c == 1 {
 			queues = append(queues, struct {
 				name string
 				new  func() Queue[int]
-			}{"knit-Mailbox", func() Queue[int] { return NewMailbox[int]() }})
+			}{"knit-Mailbox", func() Queue[int] { return NewMailbox[int](Park{}) }})
 		}
 		for _, q := range queues {
 			b.Run(fmt.Sprintf("%dP%dC/%s", p, c, q.name), func(b *testing.B) {

@@ -17,7 +17,7 @@ func ExampleMailbox() {
 		from, n int
 	}
 	ctx := context.Background()
-	inbox := knit.NewMailbox[msg]()
+	inbox := knit.NewMailbox[msg](knit.Park{})
 
 	var senders sync.WaitGroup
 	for from := range 3 {
@@ -33,7 +33,7 @@ func ExampleMailbox() {
 	}()
 
 	total, last := 0, [3]int{-1, -1, -1}
-	for m := range inbox.All(ctx) {
+	for m := range knit.All(ctx, inbox) {
 		if m.n != last[m.from]+1 {
 			panic("out of order") // each sender's messages arrive in order
 		}
@@ -48,13 +48,13 @@ func ExampleMailbox() {
 // message or a stop signal.
 func ExampleMailbox_select() {
 	ctx := context.Background()
-	inbox := knit.NewMailbox[string]()
+	inbox := knit.NewMailbox[string](knit.Park{})
 	stop := make(chan struct{})
 	inbox.TryPush("hello") // nil: an open Mailbox is never full
 
 	var m string
 	for {
-		i, err := knit.Select(ctx, knit.PopCase(inbox, &m), knit.RecvCase(stop, nil))
+		i, err := knit.Select(ctx, knit.Park{}, knit.PopCase(inbox, &m), knit.RecvCase(stop, nil))
 		if i == 1 || err != nil {
 			break
 		}

@@ -19,8 +19,8 @@ import (
 func init() {
 	ringKinds = append(ringKinds, ringKind{
 		name: "Mailbox", multiProducer: true, unbounded: true,
-		newInt:         func(_ int, park ...Park) Queue[int] { return NewMailbox[int](park...) },
-		newPtr:         func(int) Queue[*int] { return NewMailbox[*int]() },
+		newInt:         func(_ int, park Park) Queue[int] { return NewMailbox[int](park) },
+		newPtr:         func(int) Queue[*int] { return NewMailbox[*int](Park{}) },
 		slotsAreZeroed: func(q Queue[*int]) bool { return mailboxSlotsZero(q.(*Mailbox[*int])) },
 	})
 }
@@ -58,7 +58,7 @@ func mailboxSegs[T any](m *Mailbox[T]) []*mboxSeg[T] {
 
 // TestMailboxCap: Cap is math.MaxInt (no bound); Len counts what is in.
 func TestMailboxCap(t *testing.T) {
-	m := NewMailbox[int]()
+	m := NewMailbox[int](Park{})
 	if m.Cap() != math.MaxInt {
 		t.Fatalf("Cap = %d, want math.MaxInt", m.Cap())
 	}
@@ -104,7 +104,7 @@ func TestMailboxSegments(t *testing.T) {
 	var m *Mailbox[int]
 	var grew uint64
 	for range 3 {
-		m = NewMailbox[int]()
+		m = NewMailbox[int](Park{})
 		var before, after runtime.MemStats
 		runtime.ReadMemStats(&before)
 		for i := range segs * mailboxSegSize {
@@ -267,7 +267,7 @@ func TestMailboxFanIn(t *testing.T) {
 // segment with room (the stale grow in this test would otherwise strand
 // the items behind it).
 func TestMailboxRecycledSegment(t *testing.T) {
-	m := NewMailbox[int]()
+	m := NewMailbox[int](Park{})
 	first := m.tailSeg.Load()
 	for i := range mailboxSegSize + 1 {
 		m.TryPush(i) // fills first, links a second
@@ -321,7 +321,7 @@ func TestMailboxDrainedSegments(t *testing.T) {
 	} {
 		pop := pc.pop
 		t.Run(pc.name, func(t *testing.T) {
-			m := NewMailbox[int]()
+			m := NewMailbox[int](Park{})
 			for burst, n := range []int{64 * mailboxSegSize, 10*mailboxSegSize + 7, 3 * mailboxSegSize, 40*mailboxSegSize - 1} {
 				for i := range n {
 					m.TryPush(i)
@@ -372,7 +372,7 @@ func TestMailboxDrainedHeap(t *testing.T) {
 		return least
 	}
 	before := live()
-	m := NewMailbox[int]()
+	m := NewMailbox[int](Park{})
 	for i := range segs * mailboxSegSize {
 		m.TryPush(i)
 	}
@@ -512,8 +512,8 @@ func TestMailboxBatchStatusAtSegmentEnd(t *testing.T) {
 		name string
 		new  func() Queue[int]
 	}{
-		{"Mailbox", func() Queue[int] { return NewMailbox[int]() }},
-		{"Backlog", func() Queue[int] { return NewBacklog[int]() }},
+		{"Mailbox", func() Queue[int] { return NewMailbox[int](Park{}) }},
+		{"Backlog", func() Queue[int] { return NewBacklog[int](Park{}) }},
 	} {
 		t.Run(k.name, func(t *testing.T) {
 			q := k.new()

@@ -44,35 +44,35 @@ type SPMC[T any] struct{ seqRing[T] }
 // The zero MPMC is not a ring; create one with NewMPMC.
 type MPMC[T any] struct{ seqRing[T] }
 
-// NewMPSC returns an MPSC ring holding capacity items; park, if given,
-// says how blocked calls wait. It panics if capacity is < 1 or >
-// MaxCapacity, or if the slots would take more than 1 TiB.
+// NewMPSC returns an MPSC ring holding capacity items; park says how
+// blocked calls wait (Park{}: the default). It panics if capacity is < 1
+// or > MaxCapacity, or if the slots would take more than 1 TiB.
 //
 // Push reports full at capacity, but the slots are a power of two,
 // allocated up front: capacity rounded up, each a T plus an 8-byte
 // sequence (rounded to T's alignment), and under 1 KiB of padded indices
-// and doorbells. NewMPMC[func()](1<<20) asks for 16 MiB of 16-byte
+// and doorbells. NewMPMC[func()](1<<20, Park{}) asks for 16 MiB of 16-byte
 // slots. The memory is zero at creation, which is what a ring needs, so
 // the OS supplies its pages only as positions are first used: the
 // resident cost grows to the whole array over the ring's first lap. A
 // capacity that is not a power of two costs each push one more load (of
 // the slot the item capacity places back used), which the power of two
 // itself does not (BENCHMARKS.md, "Exact capacity").
-func NewMPSC[T any](capacity int, park ...Park) *MPSC[T] {
+func NewMPSC[T any](capacity int, park Park) *MPSC[T] {
 	q := &MPSC[T]{}
 	q.init("MPSC", capacity, false, true, park)
 	return q
 }
 
 // NewSPMC returns an SPMC ring, as NewMPSC does.
-func NewSPMC[T any](capacity int, park ...Park) *SPMC[T] {
+func NewSPMC[T any](capacity int, park Park) *SPMC[T] {
 	q := &SPMC[T]{}
 	q.init("SPMC", capacity, true, false, park)
 	return q
 }
 
 // NewMPMC returns an MPMC ring, as NewMPSC does.
-func NewMPMC[T any](capacity int, park ...Park) *MPMC[T] {
+func NewMPMC[T any](capacity int, park Park) *MPMC[T] {
 	q := &MPMC[T]{}
 	q.init("MPMC", capacity, false, false, park)
 	return q

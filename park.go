@@ -3,16 +3,17 @@ package knit
 import (
 	"time"
 
-	"github.com/knit-go/knit/internal/optarg"
 	"github.com/knit-go/knit/internal/spinpolicy"
 )
 
 // Park says how a blocked call waits: spin for Spin, watching its word
 // with the CPU's spin hint, then sleep on Backend. It is knit's one way
 // to configure waiting: a ring takes it at construction (NewMPMC(n,
-// Park{...})), Event.Wait per call, pool.Config as a field, and shm's
-// rings (CreateRing, AttachRing, WorkerConfig) as an argument or field.
-// The zero Park is the default everywhere; shm sleeps on a
+// Park{...})), Select and Event.Wait per call, NewSelector once for its
+// Selects, pool.Config as a field, and shm's rings (CreateRing,
+// AttachRing, WorkerConfig) as an argument or field. Where a call takes
+// one it is an ordinary argument, never optional: pass Park{} for the
+// default. The zero Park is the default everywhere; shm sleeps on a
 // process-shared futex whatever Backend says.
 type Park struct {
 	// Spin is the spin budget before sleeping: a positive value spins
@@ -74,11 +75,10 @@ var procsWindow = func() uint64 {
 }()
 
 // ringPark is the Park a ring's waiters use, from the constructor's
-// optional argument. A budget that resolves to no spin is stored as
-// NoSpin, so the Park reads "never spin" whatever zero means to the code
-// that takes it.
-func ringPark(kind string, park []Park) Park {
-	p := optarg.One(park, "knit: New"+kind+" takes at most one Park")
+// argument. A budget that resolves to no spin is stored as NoSpin, so
+// the Park reads "never spin" whatever zero means to the code that takes
+// it.
+func ringPark(p Park) Park {
 	if p.Spin = spinpolicy.Resolve(p.Spin, DefaultSpin); p.Spin == 0 {
 		p.Spin = NoSpin
 	}

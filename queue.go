@@ -18,13 +18,12 @@ import (
 //	never waits  TryPop() (T, error)      TryPopBatch(dst) (int, error)
 //	waits        Pop(ctx) (T, error)      PopBatch(ctx, dst) (int, error)
 //
-// The producer side adds Close, the consumer side All, and both Len and
-// Cap. [Producer] and [Consumer] state each call's contract once; the
-// methods of every ring point here. MPSC, SPMC, MPMC, Mailbox and
-// Backlog have
-// both sides ([Queue]); an SPSC or Words ring hands each side out as an
-// end ([SPSC.Producer], [SPSC.Consumer]), and a Broadcast is a producer
-// whose Subscriptions are consumers.
+// The producer side adds Close, and both sides Len and Cap; [All] ranges
+// over any consumer side. [Producer] and [Consumer] state each call's
+// contract once; the methods of every ring point here. MPSC, SPMC, MPMC,
+// Mailbox and Backlog have both sides ([Queue]); an SPSC or Words ring
+// hands out one end per side ([SPSC.Ends]), and a Broadcast is a
+// producer whose Subscriptions are consumers.
 //
 // Errors: ErrFull and ErrEmpty only from the Try calls, ErrClosed from a
 // push on a closed ring and from a pop on a closed ring that is drained,
@@ -87,14 +86,36 @@ type Consumer[T any] interface {
 	// PopBatch waits as Pop does for at least one item, then takes as
 	// many as are ready, up to len(dst).
 	PopBatch(ctx context.Context, dst []T) (int, error)
-	// All ranges over the items as Pop takes them, until the ring is
-	// closed and drained or ctx ends (then ctx.Err() != nil): the loop
-	// a range over a channel is.
-	All(ctx context.Context) iter.Seq[T]
 	// Len is the number of items in the ring (a snapshot).
 	Len() int
 	// Cap is how many items the ring holds.
 	Cap() int
+}
+
+// All ranges over the items c pops, as Pop takes them, until c is closed
+// and drained or ctx ends (then ctx.Err() != nil): the loop a range over
+// a channel is.
+//
+//	for job := range knit.All(ctx, jobs) { // jobs: any ring, Subscription or consumer end
+//		handle(job)
+//	}
+//
+// On a knit ring or end each step is that ring's Pop; any other Consumer
+// is ranged over with its Pop, until Pop returns an error. Breaking out
+// of the loop leaves the remaining items in c. On a single-consumer ring
+// the ranging goroutine is the consumer.
+func All[T any](ctx context.Context, c Consumer[T]) iter.Seq[T] {
+	if o, ok := c.(interface{ popOps() ringOps[T] }); ok {
+		return all[T](ctx, o.popOps())
+	}
+	return func(yield func(T) bool) {
+		for {
+			v, err := c.Pop(ctx)
+			if err != nil || !yield(v) {
+				return
+			}
+		}
+	}
 }
 
 // Queue is a ring with both sides: MPSC, SPMC, MPMC, Mailbox and

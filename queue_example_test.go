@@ -18,7 +18,7 @@ func serve(ctx context.Context, jobs knit.Consumer[func()], n int) *sync.WaitGro
 	var wg sync.WaitGroup
 	for range n {
 		wg.Go(func() {
-			for job := range jobs.All(ctx) {
+			for job := range knit.All(ctx, jobs) {
 				job()
 			}
 		})
@@ -39,7 +39,7 @@ func submit(q knit.Producer[func()], job func()) error {
 // A library that accepts "any knit ring" takes the side it uses, Producer
 // or Consumer, or a Queue for both.
 func ExampleQueue() {
-	var q knit.Queue[func()] = knit.NewMPMC[func()](4) // or NewMPSC, NewSPMC, NewMailbox
+	var q knit.Queue[func()] = knit.NewMPMC[func()](4, knit.Park{}) // or NewMPSC, NewSPMC, NewMailbox
 	var sum atomic.Int64
 	done := serve(context.Background(), q, 3)
 	for i := range 10 {

@@ -47,7 +47,7 @@ func (j joined[T]) Len() int { return j.sender.Len() }
 func (j joined[T]) Cap() int { return j.sender.Cap() }
 
 // joinSPSC is an SPSC ring as a Queue: its two ends, joined.
-func joinSPSC[T any](q *SPSC[T]) joined[T] { return joined[T]{q.Producer(), q.Consumer()} }
+func joinSPSC[T any](q *SPSC[T]) joined[T] { return joined[T]{SPSCProducer[T]{q}, SPSCConsumer[T]{q}} }
 
 var (
 	_ Queue[int]       = joined[int]{}
@@ -65,7 +65,7 @@ var (
 func TestRingTryErrors(t *testing.T) {
 	for _, k := range ringKinds {
 		t.Run(k.name, func(t *testing.T) {
-			q := k.newInt(2)
+			q := k.newInt(2, Park{})
 			if _, err := q.TryPop(); !errors.Is(err, ErrEmpty) {
 				t.Fatalf("TryPop on an empty ring = %v, want ErrEmpty", err)
 			}
@@ -175,7 +175,7 @@ func TestRingZeroValue(t *testing.T) {
 		{"All", func(q Queue[int]) {
 			ctx, cancel := context.WithTimeout(context.Background(), time.Second)
 			defer cancel()
-			for range q.All(ctx) {
+			for range All(ctx, q) {
 			}
 		}},
 	}
@@ -193,15 +193,15 @@ func TestRingZeroValue(t *testing.T) {
 // limit is refused with its size in the message, not left to the
 // allocator.
 func TestRingCapacityTooLarge(t *testing.T) {
-	mustPanic(t, "NewMPMC of 1 MiB items", func() { NewMPMC[[1 << 20]byte](MaxCapacity) },
+	mustPanic(t, "NewMPMC of 1 MiB items", func() { NewMPMC[[1 << 20]byte](MaxCapacity, Park{}) },
 		"MPMC", strconv.Itoa(MaxCapacity), "GiB", "1048584-byte")
-	mustPanic(t, "NewSPSC of 4 KiB items", func() { NewSPSC[[4096]byte](MaxCapacity) },
+	mustPanic(t, "NewSPSC of 4 KiB items", func() { NewSPSC[[4096]byte](MaxCapacity, Park{}) },
 		"SPSC", strconv.Itoa(MaxCapacity), "GiB", "4096-byte")
 }
 
 // TestRingLargeCapacityIsLazy: a ring of MaxCapacity slots costs what its
 // allocation costs and no more: creating one touches none of its pages.
-// NewMPMC[struct{}](1<<30) used to take 30 s and 16.8 GB, writing every
+// NewMPMC[struct{}](1<<30, Park{}) used to take 30 s and 16.8 GB, writing every
 // slot's sequence with a locked instruction.
 //
 // It runs in a child process: like make, a ring's allocation is only free
@@ -238,9 +238,9 @@ func TestRingLargeCapacityIsLazy(t *testing.T) {
 		return
 	}
 	before := residentBytes(t)
-	q := NewMPMC[struct{}](MaxCapacity)
-	m := NewMPSC[struct{}](MaxCapacity)
-	s := NewSPSC[int32](MaxCapacity)
+	q := NewMPMC[struct{}](MaxCapacity, Park{})
+	m := NewMPSC[struct{}](MaxCapacity, Park{})
+	s := NewSPSC[int32](MaxCapacity, Park{})
 	grew := residentBytes(t) - before
 	if grew > 256<<20 {
 		t.Errorf("three rings of %d slots made the process %d MiB larger; creation must not touch the slots", MaxCapacity, grew>>20)
@@ -253,10 +253,11 @@ func TestRingLargeCapacityIsLazy(t *testing.T) {
 			t.Fatal("large ring lost its item")
 		}
 	}
-	if err := s.Producer().TryPush(7); err != nil {
+	sp, sc := s.Ends()
+	if err := sp.TryPush(7); err != nil {
 		t.Fatalf("large SPSC refused a push: %v", err)
 	}
-	if v, err := s.Consumer().TryPop(); err != nil || v != 7 {
+	if v, err := sc.TryPop(); err != nil || v != 7 {
 		t.Fatalf("large SPSC popped %d, %v", v, err)
 	}
 }
@@ -279,7 +280,7 @@ func residentBytes(t *testing.T) int64 {
 }
 
 // TestRingParkSpin: a ring's Park.Spin reads as every spin budget in knit
-// does, and a constructor takes at most one Park.
+// does.
 func TestRingParkSpin(t *testing.T) {
 	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(0))
 	defer spinpolicy.SetCPUs(8)() // CPUs for every GOMAXPROCS below; TestSpinPolicyAgrees varies them
@@ -290,34 +291,21 @@ func TestRingParkSpin(t *testing.T) {
 			def = DefaultSpin
 		}
 		for _, c := range []struct {
-			park []Park
+			park Park
 			want time.Duration
 		}{
-			{nil, def},
-			{[]Park{{}}, def},
-			{[]Park{{Spin: NoSpin}}, NoSpin},
-			{[]Park{{Spin: -time.Second}}, NoSpin},
-			{[]Park{{Spin: 7 * time.Microsecond}}, 7 * time.Microsecond},
+			{Park{}, def},
+			{Park{Spin: NoSpin}, NoSpin},
+			{Park{Spin: -time.Second}, NoSpin},
+			{Park{Spin: 7 * time.Microsecond}, 7 * time.Microsecond},
 		} {
-			if got := ringPark("MPMC", c.park).Spin; got != c.want {
+			if got := ringPark(c.park).Spin; got != c.want {
 				t.Errorf("GOMAXPROCS %d: Park %v: spin %v, want %v", procs, c.park, got, c.want)
 			}
-			if got := NewMPMC[int](1, c.park...).bells.park.Spin; got != c.want {
+			if got := NewMPMC[int](1, c.park).bells.park.Spin; got != c.want {
 				t.Errorf("GOMAXPROCS %d: NewMPMC with Park %v: spin %v, want %v", procs, c.park, got, c.want)
 			}
 		}
-	}
-	for _, c := range []struct {
-		kind string
-		mk   func(...Park)
-	}{
-		{"SPSC", func(p ...Park) { NewSPSC[int](1, p...) }},
-		{"MPSC", func(p ...Park) { NewMPSC[int](1, p...) }},
-		{"SPMC", func(p ...Park) { NewSPMC[int](1, p...) }},
-		{"MPMC", func(p ...Park) { NewMPMC[int](1, p...) }},
-		{"Words", func(p ...Park) { NewWords(1, p...) }},
-	} {
-		mustPanic(t, "New"+c.kind+" with two Parks", func() { c.mk(Park{}, Park{Spin: NoSpin}) }, "New"+c.kind, "at most one Park")
 	}
 }
 
@@ -538,7 +526,7 @@ func TestRingExternalEvent(t *testing.T) {
 }
 
 func externalEventTrips(t *testing.T, k ringKind, kept bool, trips int) {
-	req, rep := k.newInt(8), k.newInt(8)
+	req, rep := k.newInt(8, Park{}), k.newInt(8, Park{})
 	if kept {
 		keepFenced(t, req)
 		keepFenced(t, rep)
@@ -634,8 +622,8 @@ func TestKeepFenced(t *testing.T) {
 		t.Fatal("KeepFenced accepted something that is not a ring")
 	}
 	for _, ring := range []any{
-		NewSPSC[int](8), NewMPSC[int](8), NewSPMC[int](8), NewMPMC[int](8),
-		NewWords(8), NewMailbox[int](), NewBacklog[int](), NewBroadcast[int](8),
+		NewSPSC[int](8, Park{}), NewMPSC[int](8, Park{}), NewSPMC[int](8, Park{}), NewMPMC[int](8, Park{}),
+		NewWords(8, Park{}), NewMailbox[int](Park{}), NewBacklog[int](Park{}), NewBroadcast[int](8, Park{}),
 	} {
 		if !ringmode.KeepFenced(ring) {
 			t.Errorf("KeepFenced(%T) = false", ring)
@@ -647,7 +635,7 @@ func TestKeepFenced(t *testing.T) {
 	for _, k := range ringKinds {
 		t.Run(k.name, func(t *testing.T) {
 			for _, kept := range []bool{false, true} {
-				q := k.newInt(64)
+				q := k.newInt(64, Park{})
 				if kept {
 					keepFenced(t, q)
 				}
@@ -673,7 +661,7 @@ func TestKeepFenced(t *testing.T) {
 // goroutine waiting for that P runs before the retry.
 func TestSeqRingLostClaimPolicy(t *testing.T) {
 	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
-	q := NewMPMC[int](8)
+	q := NewMPMC[int](8, Park{})
 	if q.spinOnLoss {
 		t.Fatal("an MPMC made at GOMAXPROCS 1 spins after a lost claim; want a yield")
 	}
@@ -697,10 +685,15 @@ func TestSeqRingLostClaimPolicy(t *testing.T) {
 	<-done
 
 	runtime.GOMAXPROCS(spinpolicy.MinProcs)
-	for _, r := range []*seqRing[int]{&NewMPSC[int](8).seqRing, &NewSPMC[int](8).seqRing, &NewMPMC[int](8).seqRing} {
+	for _, r := range []*seqRing[int]{&NewMPSC[int](8, Park{}).seqRing, &NewSPMC[int](8, Park{}).seqRing, &NewMPMC[int](8, Park{}).seqRing} {
 		if want := spinpolicy.DefaultSpins(); r.spinOnLoss != want {
 			t.Fatalf("a ring made at GOMAXPROCS %d on %d CPUs: spinOnLoss = %v, want %v (spinpolicy.DefaultSpins)",
 				spinpolicy.MinProcs, runtime.NumCPU(), r.spinOnLoss, want)
 		}
 	}
 }
+
+// prod and cons pick one end of an SPSC or a Words ring, for a test that
+// uses it in an expression: prod(q.Ends()).
+func prod[P, C any](p P, _ C) P { return p }
+func cons[P, C any](_ P, c C) C { return c }

@@ -35,8 +35,8 @@ func (m cpuMeter) stop(b *testing.B, ops int) {
 func BenchmarkRingSPSCThroughput(b *testing.B) {
 	for _, batch := range []int{1, 16, 64} {
 		b.Run(fmt.Sprintf("batch=%d/knit", batch), func(b *testing.B) {
-			q := NewSPSC[int](1024)
-			tx, rx := q.Producer(), q.Consumer()
+			q := NewSPSC[int](1024, Park{})
+			tx, rx := q.Ends()
 			done := make(chan struct{})
 			n := b.N
 			go func() {
@@ -135,9 +135,9 @@ func BenchmarkRingRoundTrip(b *testing.B) {
 			name = "locked"
 		}
 		b.Run(name+"/knit-spsc", func(b *testing.B) {
-			req, rep := NewSPSC[int](64), NewSPSC[int](64)
-			reqTx, reqRx := req.Producer(), req.Consumer()
-			repTx, repRx := rep.Producer(), rep.Consumer()
+			req, rep := NewSPSC[int](64, Park{}), NewSPSC[int](64, Park{})
+			reqTx, reqRx := req.Ends()
+			repTx, repRx := rep.Ends()
 			roundTrip(b, locked,
 				func(v int) {
 					reqTx.Push(context.Background(), v)
@@ -217,9 +217,9 @@ func BenchmarkRingContended(b *testing.B) {
 					seqBackoff = backoff
 					var q Queue[int]
 					if kind == "MPSC" {
-						q = NewMPSC[int](1024)
+						q = NewMPSC[int](1024, Park{})
 					} else {
-						q = NewMPMC[int](1024)
+						q = NewMPMC[int](1024, Park{})
 					}
 					contended(b, p, consumers,
 						func(v int) { q.Push(context.Background(), v) },
@@ -274,7 +274,7 @@ func BenchmarkRingBursts(b *testing.B) {
 	for _, spin := range []time.Duration{0, 5 * time.Microsecond, 20 * time.Microsecond, 50 * time.Microsecond} {
 		b.Run(fmt.Sprintf("knit-spin=%v", spin), func(b *testing.B) {
 			q := NewSPSC[int](64, Park{Spin: spin})
-			tx, rx := q.Producer(), q.Consumer()
+			tx, rx := q.Ends()
 			bursts(b, burst, gap,
 				func(v int) { tx.Push(context.Background(), v) },
 				func() bool { _, err := rx.Pop(context.Background()); return err == nil },
@@ -320,25 +320,25 @@ func bursts(b *testing.B, burst int, gap time.Duration, push func(int), pop func
 // release store, the cached index, the doorbell's check for waiters.
 func BenchmarkRingSPSCSpin(b *testing.B) {
 	b.Run("SPSC[int32]", func(b *testing.B) {
-		q := NewSPSC[int32](1 << 16)
-		tx, rx := q.Producer(), q.Consumer()
+		q := NewSPSC[int32](1<<16, Park{})
+		tx, rx := q.Ends()
 		spinStream(b, func(v int) bool { return tx.TryPush(int32(v)) == nil }, func() bool { _, err := rx.TryPop(); return err == nil })
 	})
 	b.Run("Words", func(b *testing.B) {
-		q := NewWords(1 << 16)
-		tx, rx := q.Producer(), q.Consumer()
+		q := NewWords(1<<16, Park{})
+		tx, rx := q.Ends()
 		spinStream(b, func(v int) bool { return tx.TryPush(uint64(v)) == nil }, func() bool { _, err := rx.TryPop(); return err == nil })
 	})
 	b.Run("MPMC[int32]", func(b *testing.B) {
-		q := NewMPMC[int32](1 << 16)
+		q := NewMPMC[int32](1<<16, Park{})
 		spinStream(b, func(v int) bool { return q.TryPush(int32(v)) == nil }, func() bool { _, err := q.TryPop(); return err == nil })
 	})
 	b.Run("SPMC[int32]", func(b *testing.B) {
-		q := NewSPMC[int32](1 << 16)
+		q := NewSPMC[int32](1<<16, Park{})
 		spinStream(b, func(v int) bool { return q.TryPush(int32(v)) == nil }, func() bool { _, err := q.TryPop(); return err == nil })
 	})
 	b.Run("MPSC[int32]", func(b *testing.B) {
-		q := NewMPSC[int32](1 << 16)
+		q := NewMPSC[int32](1<<16, Park{})
 		spinStream(b, func(v int) bool { return q.TryPush(int32(v)) == nil }, func() bool { _, err := q.TryPop(); return err == nil })
 	})
 }
@@ -390,7 +390,7 @@ func BenchmarkRingPublish(b *testing.B) {
 		{"plain", func(p *atomic.Uint64, v uint64) { *(*uint64)(unsafe.Pointer(p)) = v }},
 	} {
 		b.Run(m.name, func(b *testing.B) {
-			q := NewSPSC[uint64](1 << 12)
+			q := NewSPSC[uint64](1<<12, Park{})
 			buf, mask := q.buf, q.mask
 			done := make(chan struct{})
 			n := uint64(b.N)
@@ -443,13 +443,13 @@ func BenchmarkRingSPSCModes(b *testing.B) {
 			name = "fenced"
 		}
 		b.Run(name, func(b *testing.B) {
-			q := NewSPSC[int32](1 << 16)
+			q := NewSPSC[int32](1<<16, Park{})
 			if fenced {
 				// A park "in the future" keeps the bells from relaxing.
 				q.bells.notEmpty.lastPark.Store(1 << 62)
 				q.bells.notFull.lastPark.Store(1 << 62)
 			}
-			p, c := q.Producer(), q.Consumer()
+			p, c := q.Ends()
 			n := b.N
 			done := make(chan struct{})
 			go func() {
@@ -492,7 +492,7 @@ func BenchmarkRingPushPopCtx(b *testing.B) {
 			ctx  context.Context
 		}{{"try", nil}, {"background", context.Background()}, {"cancellable", cctx}} {
 			b.Run(k.name+"/"+c.name, func(b *testing.B) {
-				q := k.newInt(64)
+				q := k.newInt(64, Park{})
 				if err := q.TryPush(0); err != nil {
 					b.Fatal(err)
 				}
@@ -525,10 +525,10 @@ func BenchmarkRingPushPopCtx(b *testing.B) {
 // buffered channel.
 func BenchmarkRingAll(b *testing.B) {
 	run := func(b *testing.B, consume func(q *SPSC[int]) int) {
-		q := NewSPSC[int](1024)
+		q := NewSPSC[int](1024, Park{})
 		cpu := startCPU(b)
 		go func() {
-			tx := q.Producer()
+			tx, _ := q.Ends()
 			for i := range b.N {
 				tx.Push(context.Background(), i)
 			}
@@ -542,7 +542,7 @@ func BenchmarkRingAll(b *testing.B) {
 	}
 	b.Run("pop-loop", func(b *testing.B) {
 		run(b, func(q *SPSC[int]) int {
-			n, rx := 0, q.Consumer()
+			n, rx := 0, cons(q.Ends())
 			for {
 				if _, err := rx.Pop(context.Background()); err != nil {
 					return n
@@ -554,7 +554,7 @@ func BenchmarkRingAll(b *testing.B) {
 	b.Run("range-all", func(b *testing.B) {
 		run(b, func(q *SPSC[int]) int {
 			n := 0
-			for range q.Consumer().All(context.Background()) {
+			for range All(context.Background(), cons(q.Ends())) {
 				n++
 			}
 			return n
@@ -590,7 +590,7 @@ func BenchmarkRingExactCapacity(b *testing.B) {
 	for _, c := range []int{1024, 1000} {
 		for _, pc := range [][2]int{{1, 1}, {2, 2}} {
 			b.Run(fmt.Sprintf("MPMC-%dP%dC/cap=%d", pc[0], pc[1], c), func(b *testing.B) {
-				q := NewMPMC[int](c)
+				q := NewMPMC[int](c, Park{})
 				contended(b, pc[0], pc[1],
 					func(v int) { q.Push(context.Background(), v) },
 					func() bool { _, err := q.Pop(context.Background()); return err == nil },
@@ -598,16 +598,16 @@ func BenchmarkRingExactCapacity(b *testing.B) {
 			})
 		}
 		b.Run(fmt.Sprintf("SPSC/cap=%d", c), func(b *testing.B) {
-			q := NewSPSC[int](c)
-			tx, rx := q.Producer(), q.Consumer()
+			q := NewSPSC[int](c, Park{})
+			tx, rx := q.Ends()
 			contended(b, 1, 1,
 				func(v int) { tx.Push(context.Background(), v) },
 				func() bool { _, err := rx.Pop(context.Background()); return err == nil },
 				tx.Close)
 		})
 		b.Run(fmt.Sprintf("Words/cap=%d", c), func(b *testing.B) {
-			q := NewWords(c)
-			tx, rx := q.Producer(), q.Consumer()
+			q := NewWords(c, Park{})
+			tx, rx := q.Ends()
 			contended(b, 1, 1,
 				func(v int) { tx.Push(context.Background(), uint64(v)) },
 				func() bool { _, err := rx.Pop(context.Background()); return err == nil },

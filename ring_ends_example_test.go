@@ -11,9 +11,9 @@ import (
 // An SPSC ring split into its ends: the producer goroutine gets the
 // pushing end and closes it when done, the consumer the popping end, and
 // misuse (a consumer that pushes) does not compile.
-func ExampleSPSC_Producer() {
-	q := knit.NewSPSC[int](8)
-	tx, rx := q.Producer(), q.Consumer()
+func ExampleSPSC_Ends() {
+	q := knit.NewSPSC[int](8, knit.Park{})
+	tx, rx := q.Ends()
 
 	go func() {
 		defer tx.Close() // the sender closes
@@ -38,7 +38,7 @@ func ExampleSPSC_Producer() {
 // TryPush and TryPop tell a full or empty ring from a closed one, so a
 // polling loop knows when to stop.
 func ExampleMPMC_TryPush() {
-	q := knit.NewMPMC[string](2)
+	q := knit.NewMPMC[string](2, knit.Park{})
 	for _, s := range []string{"a", "b", "c"} {
 		if err := q.TryPush(s); err != nil {
 			fmt.Println(s, err)

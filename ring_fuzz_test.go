@@ -88,7 +88,7 @@ func FuzzRing(f *testing.F) {
 			ops = ops[:4096]
 		}
 		for _, k := range ringKinds {
-			q := k.newInt(c)
+			q := k.newInt(c, Park{})
 			m := &ringModel{cap: c}
 			if k.unbounded {
 				m.cap = math.MaxInt

@@ -23,7 +23,7 @@ type ringKind struct {
 	// unbounded: a push never finds the ring full (Mailbox); the tests
 	// that need a full ring skip those steps, and Cap is math.MaxInt.
 	unbounded      bool
-	newInt         func(n int, park ...Park) Queue[int]
+	newInt         func(n int, park Park) Queue[int]
 	newPtr         func(n int) Queue[*int]
 	slotsAreZeroed func(q Queue[*int]) bool
 }
@@ -41,8 +41,8 @@ func seqSlotsZero[T comparable](r *seqRing[T]) bool {
 var ringKinds = []ringKind{
 	{
 		name:   "SPSC",
-		newInt: func(n int, p ...Park) Queue[int] { return joinSPSC(NewSPSC[int](n, p...)) },
-		newPtr: func(n int) Queue[*int] { return joinSPSC(NewSPSC[*int](n)) },
+		newInt: func(n int, p Park) Queue[int] { return joinSPSC(NewSPSC[int](n, p)) },
+		newPtr: func(n int) Queue[*int] { return joinSPSC(NewSPSC[*int](n, Park{})) },
 		slotsAreZeroed: func(q Queue[*int]) bool {
 			for _, p := range q.(joined[*int]).sender.(SPSCProducer[*int]).q.buf {
 				if p != nil {
@@ -54,20 +54,20 @@ var ringKinds = []ringKind{
 	},
 	{
 		name: "MPSC", multiProducer: true,
-		newInt:         func(n int, p ...Park) Queue[int] { return NewMPSC[int](n, p...) },
-		newPtr:         func(n int) Queue[*int] { return NewMPSC[*int](n) },
+		newInt:         func(n int, p Park) Queue[int] { return NewMPSC[int](n, p) },
+		newPtr:         func(n int) Queue[*int] { return NewMPSC[*int](n, Park{}) },
 		slotsAreZeroed: func(q Queue[*int]) bool { return seqSlotsZero(&q.(*MPSC[*int]).seqRing) },
 	},
 	{
 		name: "SPMC", multiConsumer: true,
-		newInt:         func(n int, p ...Park) Queue[int] { return NewSPMC[int](n, p...) },
-		newPtr:         func(n int) Queue[*int] { return NewSPMC[*int](n) },
+		newInt:         func(n int, p Park) Queue[int] { return NewSPMC[int](n, p) },
+		newPtr:         func(n int) Queue[*int] { return NewSPMC[*int](n, Park{}) },
 		slotsAreZeroed: func(q Queue[*int]) bool { return seqSlotsZero(&q.(*SPMC[*int]).seqRing) },
 	},
 	{
 		name: "MPMC", multiProducer: true, multiConsumer: true,
-		newInt:         func(n int, p ...Park) Queue[int] { return NewMPMC[int](n, p...) },
-		newPtr:         func(n int) Queue[*int] { return NewMPMC[*int](n) },
+		newInt:         func(n int, p Park) Queue[int] { return NewMPMC[int](n, p) },
+		newPtr:         func(n int) Queue[*int] { return NewMPMC[*int](n, Park{}) },
 		slotsAreZeroed: func(q Queue[*int]) bool { return seqSlotsZero(&q.(*MPMC[*int]).seqRing) },
 	},
 }
@@ -108,7 +108,7 @@ func TestRingCapacity(t *testing.T) {
 			continue // no capacity: TestMailboxCap
 		}
 		for _, c := range []struct{ in, want int }{{1, 1}, {2, 2}, {3, 3}, {1000, 1000}, {1024, 1024}} {
-			if got := k.newInt(c.in).Cap(); got != c.want {
+			if got := k.newInt(c.in, Park{}).Cap(); got != c.want {
 				t.Errorf("%s(%d).Cap() = %d, want %d", k.name, c.in, got, c.want)
 			}
 		}
@@ -120,7 +120,7 @@ func TestRingCapacity(t *testing.T) {
 						t.Errorf("%s(%d) panic = %q; want a message naming the kind, the value and the bound", k.name, bad, msg)
 					}
 				}()
-				k.newInt(bad)
+				k.newInt(bad, Park{})
 			}()
 		}
 	}
@@ -179,7 +179,7 @@ func TestRingLayout(t *testing.T) {
 func TestRingFIFO(t *testing.T) {
 	for _, k := range ringKinds {
 		t.Run(k.name, func(t *testing.T) {
-			q := k.newInt(8)
+			q := k.newInt(8, Park{})
 			for i := range 8 {
 				if q.TryPush(i) != nil {
 					t.Fatalf("TryPush(%d) failed with %d/8 items", i, q.Len())
@@ -226,7 +226,7 @@ func TestRingClose(t *testing.T) {
 	ctx := context.Background()
 	for _, k := range ringKinds {
 		t.Run(k.name, func(t *testing.T) {
-			q := k.newInt(4)
+			q := k.newInt(4, Park{})
 			if err := q.TryPush(1); err != nil {
 				t.Fatal(err)
 			}
@@ -547,7 +547,7 @@ func TestRingCloseRace(t *testing.T) {
 				if k.multiConsumer {
 					consumers = 3
 				}
-				q := k.newInt(16)
+				q := k.newInt(16, Park{})
 				var accepted, popped, popSum, accSum atomic.Int64
 				var stop atomic.Bool
 				var wg, cwg sync.WaitGroup
@@ -618,7 +618,7 @@ func TestRingZeroAlloc(t *testing.T) {
 	}
 	ctx := context.Background()
 	for _, k := range ringKinds {
-		q := k.newInt(64)
+		q := k.newInt(64, Park{})
 		batch := make([]int, 16)
 		allocs := testing.AllocsPerRun(1000, func() {
 			if err := q.Push(ctx, 2); err != nil {
@@ -673,7 +673,7 @@ func TestRingExactCapacity(t *testing.T) {
 		}
 		for _, c := range []int{3, 5, 100, 1000} {
 			t.Run(fmt.Sprintf("%s/%d", k.name, c), func(t *testing.T) {
-				q := k.newInt(c)
+				q := k.newInt(c, Park{})
 				producers := 1
 				if k.multiProducer {
 					producers = 4

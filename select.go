@@ -7,7 +7,10 @@ import (
 	"reflect"
 	"runtime"
 	"strings"
+	"sync/atomic"
 	"unsafe"
+
+	"github.com/knit-go/knit/internal/sched"
 )
 
 // Select waits until one of its cases can proceed, performs that one, and
@@ -16,11 +19,19 @@ import (
 //
 //	var job Job
 //	var tick time.Time
-//	i, err := knit.Select(ctx,
+//	i, err := knit.Select(ctx, knit.Park{},
 //		knit.PopCase(jobs, &job),        // any ring, or an SPSC or Words consumer end
 //		knit.PushCase(results, &res),    // waits for room; pushes res as it is then
 //		knit.RecvCase(ticker.C, &tick),
 //	)
+//
+// park says how a Select that finds no case ready waits, as a ring's
+// blocked Pop does (Park{}: the default): it polls its cases for
+// park.Spin, then sleeps on park.Backend. A Select over rings alone
+// honours BackendFutex, sleeping in the kernel on a word of its own
+// (which a cancellable ctx then costs a context.AfterFunc); one with a
+// channel case sleeps in the Go scheduler whatever Backend says, as it
+// must wait on the channels too.
 //
 // A receive case that fires has stored the item in its destination, and
 // only that case took anything: nothing is taken twice or left behind.
@@ -51,8 +62,9 @@ import (
 // wait nodes is made anew when a waker still held one as Select left.)
 // Select itself allocates its state when it must wait: a loop should
 // make a Selector once and call its Select, and can switch a case off
-// and on (Selector.Disable) as a nil channel does in a select statement.
-func Select(ctx context.Context, cases ...Case) (int, error) {
+// and on (Selector.SetEnabled) as a nil channel does in a select
+// statement.
+func Select(ctx context.Context, park Park, cases ...Case) (int, error) {
 	if err := ctxErr(ctx); err != nil {
 		return -1, err
 	}
@@ -65,7 +77,7 @@ func Select(ctx context.Context, cases ...Case) (int, error) {
 			}
 		}
 	}
-	return NewSelector(cases...).Select(ctx)
+	return NewSelector(park, cases...).Select(ctx)
 }
 
 // Case is one case of a Select: PopCase and PushCase on knit's rings and
@@ -157,7 +169,7 @@ func nilRingMsg(op string, end any) string {
 	if t.Kind() == reflect.Pointer && reflect.ValueOf(end).IsNil() {
 		return "knit: " + op + " of a nil " + name
 	}
-	return "knit: " + op + " of a zero " + name + ": an end must come from its ring's Producer or Consumer"
+	return "knit: " + op + " of a zero " + name + ": an end must come from its ring's Ends"
 }
 
 type popCase[T any] struct {
@@ -209,13 +221,15 @@ func (c *pushCase[T]) waitOn() (*ringBell, uint64) {
 }
 
 // Selector is a Select whose cases and wait state are made once, for a
-// loop: sel.Select(ctx) is Select(ctx, cases...) without the allocation.
+// loop: sel.Select(ctx) is Select(ctx, park, cases...) without the
+// allocation.
 // The cases' destinations and values are the pointers they were made
 // with, read and written at each Select. A Selector is used by one
 // goroutine at a time.
 type Selector struct {
 	cases     []Case
-	off       []bool     // per case: switched off by Disable
+	park      Park       // how a Select that finds nothing ready waits
+	off       []bool     // per case: switched off by SetEnabled
 	chans     []int      // the channel cases' indices
 	chanCases []chanCase // and the cases, in the same order
 
@@ -245,6 +259,13 @@ type Selector struct {
 	// go of a node it unlinked (waiter.passed).
 	wake  chan struct{}
 	nodes []waiter
+
+	// word is what a Select sleeps on where its Park asks for the futex
+	// (futex set: ring cases only, park.Backend BackendFutex): every
+	// node's wake adds one to it and wakes it instead of sending on
+	// wake.
+	word  atomic.Uint32
+	futex bool
 	sleep []reflect.SelectCase // wake, ctx.Done(), then the channel cases; made by sleepReflect
 
 	// Where the next poll starts: the case that fired last, for up to
@@ -255,10 +276,12 @@ type Selector struct {
 	next, streak int
 }
 
-// NewSelector makes a Selector of cases.
-func NewSelector(cases ...Case) *Selector {
+// NewSelector makes a Selector of cases whose Selects wait as park
+// says (see Select).
+func NewSelector(park Park, cases ...Case) *Selector {
 	s := &Selector{
 		cases:   cases,
+		park:    park,
 		off:     make([]bool, len(cases)),
 		bells:   make([]*ringBell, len(cases)),
 		tickets: make([]Ticket, len(cases)),
@@ -274,18 +297,18 @@ func NewSelector(cases ...Case) *Selector {
 			s.chanCases = append(s.chanCases, cc)
 		}
 	}
+	s.futex = len(s.chans) == 0 && park.Backend.resolve() == BackendFutex
 	return s
 }
 
-// Disable switches case i off: Select neither tries it nor waits on it
-// until Enable(i), as a nil channel never fires in a select statement. A
-// loop over rings that close at different times disables each case as it
-// reports ErrClosed, and goes on sleeping until the others have items.
-// With every case off, Select waits for ctx alone.
-func (s *Selector) Disable(i int) { s.off[s.index(i)] = true }
-
-// Enable switches case i back on.
-func (s *Selector) Enable(i int) { s.off[s.index(i)] = false }
+// SetEnabled switches case i on or off. A case off is neither tried nor
+// waited on until it is switched on again, as a nil channel never fires
+// in a select statement. A loop over rings that close at different times
+// switches each case off as it reports ErrClosed
+// (sel.SetEnabled(i, false)), and goes on sleeping until the others have
+// items. With every case off, Select waits for ctx alone. Every case
+// starts on.
+func (s *Selector) SetEnabled(i int, on bool) { s.off[s.index(i)] = !on }
 
 func (s *Selector) index(i int) int {
 	if i < 0 || i >= len(s.cases) {
@@ -304,7 +327,7 @@ func (s *Selector) Select(ctx context.Context) (int, error) {
 		s.fired(i)
 		return i, err
 	}
-	if spin := (Park{}).spinEachWait(); spin > 0 {
+	if spin := s.park.spinEachWait(); spin > 0 {
 		b := Backoff{Budget: spin}
 		for !b.IsCompleted() {
 			b.Snooze()
@@ -326,6 +349,11 @@ func (s *Selector) block(ctx context.Context, start int) (int, error) {
 	s.busy = true
 	defer s.unwind()
 	done := ctx.Done()
+	if s.futex && done != nil {
+		// A futex sleep cannot also wait on done: the ctx's end moves
+		// the word, which a sleep then cannot miss (sleepFutex).
+		defer context.AfterFunc(ctx, s.kick)()
+	}
 	for {
 		// Register on every ring's bell (W1), then re-check every case
 		// (W2): the Event's protocol, over several Events at once. A bell
@@ -367,8 +395,16 @@ func (s *Selector) block(ctx context.Context, start int) (int, error) {
 			runtime.Gosched()
 			continue
 		}
+		if !ok && s.yieldFirst() {
+			// The deferred handoff, as Event.Wait takes it on
+			// BackendRuntime: a Notify on this P just woke a goroutine,
+			// most likely the one this Select waits for. Registered and
+			// fenced, a poll after the yield is one more re-check.
+			sched.Yield()
+			i, err, ok = s.poll(start)
+		}
 		if !ok {
-			i, err, ok = s.sleepOnce(done)
+			i, err, ok = s.sleepOnce(ctx, done)
 		} else {
 			s.release()
 		}
@@ -464,9 +500,14 @@ func (s *Selector) inFlight() bool {
 // or done is closed, and takes every registration back. It returns a
 // result when a channel case fired, and ok false when the caller should
 // re-check the rings and ctx.
-func (s *Selector) sleepOnce(done <-chan struct{}) (int, error, bool) {
+func (s *Selector) sleepOnce(ctx context.Context, done <-chan struct{}) (int, error, bool) {
 	if s.nodes == nil {
 		s.nodes = make([]waiter, len(s.cases))
+	}
+	var word *atomic.Uint32
+	seen := s.word.Load() // before any node is queued: a wake after moves it
+	if s.futex {
+		word = &s.word
 	}
 	s.queued = len(s.cases)
 	for i, b := range s.bells {
@@ -474,7 +515,7 @@ func (s *Selector) sleepOnce(done <-chan struct{}) (int, error, bool) {
 			continue
 		}
 		w := &s.nodes[i]
-		w.ch, w.sel = s.wake, true
+		w.ch, w.sel, w.word32 = s.wake, true, word
 		w.passed.Store(false)
 		if !b.enqueue(w, s.tickets[i]) {
 			s.queued = i
@@ -483,7 +524,9 @@ func (s *Selector) sleepOnce(done <-chan struct{}) (int, error, bool) {
 	}
 	chosen, err := -1, error(nil)
 	if s.queued == len(s.cases) {
-		if len(s.chans) == 0 {
+		if s.futex {
+			s.sleepFutex(ctx, done, seen)
+		} else if len(s.chans) == 0 {
 			select {
 			case <-s.wake:
 			case <-done:
@@ -503,6 +546,35 @@ func (s *Selector) sleepOnce(done <-chan struct{}) (int, error, bool) {
 	// Woken by a ring or by ctx: the caller re-checks the rings before it
 	// looks at ctx, so an item that came with the cancellation is taken.
 	return -1, nil, false
+}
+
+// sleepFutex is sleepOnce's sleep on BackendFutex: in the kernel until
+// the Selector's word moves from seen (a node's wake, or kick) or ctx
+// ends. A wake sent before the sleep has moved the word already.
+func (s *Selector) sleepFutex(ctx context.Context, done <-chan struct{}, seen uint32) {
+	for s.word.Load() == seen {
+		if done != nil && ctx.Err() != nil {
+			return
+		}
+		// Returns at once if the word moved since the load; a spurious
+		// return goes round the loop.
+		if err := FutexWait(&s.word, seen, 0); err != nil {
+			panic("knit: Select: " + err.Error())
+		}
+	}
+}
+
+// kick ends a futex sleep for the ctx's end.
+func (s *Selector) kick() {
+	s.word.Add(1)
+	FutexWake(&s.word, 1)
+}
+
+// yieldFirst reports that a Select about to sleep in the Go scheduler
+// should first yield its P, for a Notify on this P a moment ago
+// (Event.Wait's deferred handoff, BackendRuntime).
+func (s *Selector) yieldFirst() bool {
+	return haveLinkname && eventYield && !s.futex && takeReadied()
 }
 
 // release takes back what this round holds on the bells: below queued,

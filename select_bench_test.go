@@ -36,7 +36,7 @@ func fanInPush(rings []*SPSC[int], total int) {
 			share++
 		}
 		go func() {
-			tx := q.Producer()
+			tx, _ := q.Ends()
 			for i := range share {
 				tx.Push(context.Background(), i)
 			}
@@ -62,18 +62,18 @@ func fanInSelect(b *testing.B, n int, chans bool) {
 	}
 	first := len(cases)
 	for i := range rings {
-		rings[i] = NewSPSC[int](fanInCap)
-		cases = append(cases, PopCase(rings[i].Consumer(), &v))
+		rings[i] = NewSPSC[int](fanInCap, Park{})
+		cases = append(cases, PopCase(cons(rings[i].Ends()), &v))
 	}
 	cpu := startCPU(b)
 	fanInPush(rings, b.N)
-	sel := NewSelector(cases...)
+	sel := NewSelector(Park{}, cases...)
 	got := 0
 	for open := n; open > 0; {
 		i, err := sel.Select(ctx)
 		switch {
 		case err != nil:
-			sel.Disable(i)
+			sel.SetEnabled(i, false)
 			open--
 		case i >= first:
 			got++
@@ -156,7 +156,7 @@ func fanInChanSelect(b *testing.B, n int) {
 func fanInForward(b *testing.B, n int) {
 	rings := make([]*SPSC[int], n)
 	for i := range rings {
-		rings[i] = NewSPSC[int](fanInCap)
+		rings[i] = NewSPSC[int](fanInCap, Park{})
 	}
 	out := make(chan int, fanInCap)
 	cpu := startCPU(b)
@@ -164,7 +164,7 @@ func fanInForward(b *testing.B, n int) {
 	var wg sync.WaitGroup
 	for _, q := range rings {
 		wg.Go(func() {
-			for v := range q.Consumer().All(context.Background()) {
+			for v := range All(context.Background(), cons(q.Ends())) {
 				out <- v
 			}
 		})
@@ -205,9 +205,9 @@ func BenchmarkSelectChanWake(b *testing.B) {
 						}
 					}
 				}
-				q := NewMPMC[int](1)
+				q := NewMPMC[int](1, Park{})
 				var got, r int
-				sel := NewSelector(PopCase(q, &r), RecvCase(ping, &got), RecvCase(quit, nil))
+				sel := NewSelector(Park{}, PopCase(q, &r), RecvCase(ping, &got), RecvCase(quit, nil))
 				for {
 					if i, err := sel.Select(ctx); i != 1 || err != nil {
 						return

@@ -16,8 +16,8 @@ import (
 func ExampleSelect() {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	jobs := knit.NewMPMC[string](8)
-	urgent := knit.NewSPSC[int](8)
+	jobs := knit.NewMPMC[string](8, knit.Park{})
+	urgentIn, urgent := knit.NewSPSC[int](8, knit.Park{}).Ends()
 	timer := time.NewTimer(time.Hour)
 	defer timer.Stop()
 
@@ -25,9 +25,9 @@ func ExampleSelect() {
 	var code int
 	var at time.Time
 	wait := func() {
-		i, err := knit.Select(ctx,
+		i, err := knit.Select(ctx, knit.Park{},
 			knit.PopCase(jobs, &job),
-			knit.PopCase(urgent.Consumer(), &code), // this goroutine is the SPSC's consumer
+			knit.PopCase(urgent, &code), // this goroutine is the SPSC's consumer
 			knit.RecvCase(timer.C, &at),
 		)
 		switch {
@@ -44,7 +44,7 @@ func ExampleSelect() {
 
 	jobs.TryPush("build")
 	wait()
-	urgent.Producer().TryPush(7)
+	urgentIn.TryPush(7)
 	wait()
 	timer.Reset(time.Millisecond)
 	wait()
@@ -63,16 +63,16 @@ func ExampleSelect() {
 // end it too, with ErrClosed once drained.
 func ExampleSelector() {
 	ctx := context.Background()
-	requests := knit.NewMPSC[int](8)
-	replies := knit.NewSPSC[string](8)
+	requests := knit.NewMPSC[int](8, knit.Park{})
+	replies := knit.NewSPSC[string](8, knit.Park{})
 	quit := make(chan struct{})
 	stopped := make(chan struct{})
 
 	go func() {
 		defer close(stopped)
-		out := replies.Producer()
+		out, _ := replies.Ends()
 		var n int
-		sel := knit.NewSelector(knit.PopCase(requests, &n), knit.RecvCase(quit, nil))
+		sel := knit.NewSelector(knit.Park{}, knit.PopCase(requests, &n), knit.RecvCase(quit, nil))
 		for {
 			i, err := sel.Select(ctx)
 			if i != 0 || errors.Is(err, knit.ErrClosed) {
@@ -82,7 +82,7 @@ func ExampleSelector() {
 		}
 	}()
 
-	in := replies.Consumer()
+	_, in := replies.Ends()
 	for _, n := range []int{3, 4, 5} {
 		requests.Push(ctx, n)
 		reply, _ := in.Pop(ctx)

@@ -8,18 +8,18 @@ import (
 	"time"
 )
 
-// TestSelectorDisableFanIn: a fan-in over 8 rings whose producers close
+// TestSelectorSetEnabledFanIn: a fan-in over 8 rings whose producers close
 // one by one. The loop disables each case as it reports ErrClosed, so
 // every Select returns an item or a close, once per ring: a closed case
 // that still fired would make the loop spin, and the count says so.
-func TestSelectorDisableFanIn(t *testing.T) {
+func TestSelectorSetEnabledFanIn(t *testing.T) {
 	defer watchdog(t, 60*time.Second)()
 	const rings, per = 8, 50
 	cases := make([]Case, rings)
 	var got int
 	for k := range rings {
-		q := NewSPSC[int](4)
-		cases[k] = PopCase(q.Consumer(), &got)
+		q := NewSPSC[int](4, Park{})
+		cases[k] = PopCase(cons(q.Ends()), &got)
 		go func(p SPSCProducer[int]) {
 			for i := range per {
 				if err := p.Push(context.Background(), k*per+i); err != nil {
@@ -28,9 +28,9 @@ func TestSelectorDisableFanIn(t *testing.T) {
 				time.Sleep(time.Duration(k+1) * 20 * time.Microsecond) // the rings close at different times
 			}
 			p.Close()
-		}(q.Producer())
+		}(prod(q.Ends()))
 	}
-	sel := NewSelector(cases...)
+	sel := NewSelector(Park{}, cases...)
 	next := make([]int, rings) // per ring, the next item expected
 	closed := make([]bool, rings)
 	selects, items, open := 0, 0, rings
@@ -40,13 +40,13 @@ func TestSelectorDisableFanIn(t *testing.T) {
 		switch {
 		case errors.Is(err, ErrClosed):
 			if closed[i] {
-				t.Fatalf("case %d fired after Disable", i)
+				t.Fatalf("case %d fired after SetEnabled(%[1]d, false)", i)
 			}
 			if next[i] != per {
 				t.Fatalf("ring %d closed after %d of %d items", i, next[i], per)
 			}
 			closed[i] = true
-			sel.Disable(i)
+			sel.SetEnabled(i, false)
 			open--
 		case err != nil:
 			t.Fatal(err)
@@ -63,14 +63,14 @@ func TestSelectorDisableFanIn(t *testing.T) {
 	}
 }
 
-// TestSelectorDisableEnable: a case switched off does not fire even when
+// TestSelectorSetEnabled: a case switched off does not fire even when
 // it is ready (ring or channel, in the poll and in the sleep, native or
 // through reflect.Select: the second shape's two sized channels, of
 // different element types, sleep in reflect.Select), and fires
 // again once switched on.
-func TestSelectorDisableEnable(t *testing.T) {
+func TestSelectorSetEnabled(t *testing.T) {
 	defer watchdog(t, 60*time.Second)()
-	q := NewMPMC[int](4)
+	q := NewMPMC[int](4, Park{})
 	ready := make(chan int, 1)
 	quit := make(chan struct{}, 1)
 	other := make(chan string) // a second sized channel: the reflect path
@@ -84,9 +84,9 @@ func TestSelectorDisableEnable(t *testing.T) {
 		{"reflect", []Case{PopCase(q, &v), RecvCase(ready, &w), RecvCase(quit, nil), RecvCase(other, &s)}},
 	} {
 		t.Run(shape.name, func(t *testing.T) {
-			sel := NewSelector(shape.cases...)
+			sel := NewSelector(Park{}, shape.cases...)
 			for off := range 3 {
-				sel.Disable(off)
+				sel.SetEnabled(off, false)
 				switch off {
 				case 0:
 					if err := q.TryPush(7); err != nil {
@@ -103,7 +103,7 @@ func TestSelectorDisableEnable(t *testing.T) {
 				if i != -1 || !errors.Is(err, context.DeadlineExceeded) {
 					t.Fatalf("case %d off: Select = %d, %v; want -1 and the deadline", off, i, err)
 				}
-				sel.Enable(off)
+				sel.SetEnabled(off, true)
 				i, err = sel.Select(context.Background())
 				if i != off || err != nil {
 					t.Fatalf("case %d back on: Select = %d, %v", off, i, err)
@@ -115,9 +115,9 @@ func TestSelectorDisableEnable(t *testing.T) {
 			v, w = 0, 0
 		})
 	}
-	sel := NewSelector(PopCase(q, &v))
-	mustPanic(t, "Disable(1) of one case", func() { sel.Disable(1) }, "knit: Selector case 1 out of range [0, 1)")
-	mustPanic(t, "Enable(-1)", func() { sel.Enable(-1) }, "knit: Selector case -1 out of range [0, 1)")
+	sel := NewSelector(Park{}, PopCase(q, &v))
+	mustPanic(t, "SetEnabled(1, false) of one case", func() { sel.SetEnabled(1, false) }, "knit: Selector case 1 out of range [0, 1)")
+	mustPanic(t, "SetEnabled(-1, true)", func() { sel.SetEnabled(-1, true) }, "knit: Selector case -1 out of range [0, 1)")
 }
 
 // TestSelectorChannelCasesZeroAlloc: a Selector over rings, a
@@ -131,7 +131,7 @@ func TestSelectorChannelCasesZeroAlloc(t *testing.T) {
 	defer watchdog(t, 60*time.Second)()
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	q := NewMPMC[int](4)
+	q := NewMPMC[int](4, Park{})
 	bell := &q.bells.notEmpty.Event
 	var v, got int
 	var tick time.Time
@@ -157,7 +157,7 @@ func TestSelectorChannelCasesZeroAlloc(t *testing.T) {
 		{"two sized of one type, send fires", []Case{RecvCase(data, &got), SendCase(results, &out), PopCase(q, &v)}, func() { <-results }, 1},
 	} {
 		t.Run(shape.name, func(t *testing.T) {
-			sel := NewSelector(shape.cases...)
+			sel := NewSelector(Park{}, shape.cases...)
 			const runs = 200
 			feeder := make(chan struct{})
 			go func() {

@@ -18,21 +18,21 @@ import (
 func TestSelectBasic(t *testing.T) {
 	defer watchdog(t, 30*time.Second)()
 	ctx := context.Background()
-	ints := NewMPSC[int](4)
-	strs := NewSPSC[string](4)
-	words := NewWords(4)
+	ints := NewMPSC[int](4, Park{})
+	strs := NewSPSC[string](4, Park{})
+	words := NewWords(4, Park{})
 	ch := make(chan float64, 1)
 	var i int
 	var s string
 	var w uint64
 	var f float64
-	sel := NewSelector(PopCase(ints, &i), PopCase(strs.Consumer(), &s), PopCase(words.Consumer(), &w), RecvCase(ch, &f))
+	sel := NewSelector(Park{}, PopCase(ints, &i), PopCase(cons(strs.Ends()), &s), PopCase(cons(words.Ends()), &w), RecvCase(ch, &f))
 
-	strs.Producer().TryPush("a")
+	prod(strs.Ends()).TryPush("a")
 	if k, err := sel.Select(ctx); k != 1 || err != nil || s != "a" {
 		t.Fatalf("Select = %d, %v, %q; want 1, nil, a", k, err, s)
 	}
-	words.Producer().TryPush(9)
+	prod(words.Ends()).TryPush(9)
 	if k, err := sel.Select(ctx); k != 2 || err != nil || w != 9 {
 		t.Fatalf("Select = %d, %v, %d; want 2, nil, 9", k, err, w)
 	}
@@ -47,13 +47,13 @@ func TestSelectBasic(t *testing.T) {
 	if k, err := sel.Select(cancelled); k != -1 || !errors.Is(err, context.Canceled) {
 		t.Fatalf("Select with a done ctx = %d, %v", k, err)
 	}
-	if k, err := Select(cancelled, PopCase(ints, &i)); k != -1 || !errors.Is(err, context.Canceled) {
+	if k, err := Select(cancelled, Park{}, PopCase(ints, &i)); k != -1 || !errors.Is(err, context.Canceled) {
 		t.Fatalf("one-shot Select with a done ctx = %d, %v", k, err)
 	}
 	if ints.Len() != 1 {
 		t.Fatal("a Select with a done ctx took an item")
 	}
-	if k, err := Select(ctx, PopCase(ints, &i)); k != 0 || err != nil || i != 5 {
+	if k, err := Select(ctx, Park{}, PopCase(ints, &i)); k != 0 || err != nil || i != 5 {
 		t.Fatalf("one-shot Select = %d, %v, %d", k, err, i)
 	}
 
@@ -68,12 +68,12 @@ func TestSelectBasic(t *testing.T) {
 
 	// A closed and drained ring fires its case with ErrClosed; a
 	// closed channel too.
-	strs.Producer().Close()
+	prod(strs.Ends()).Close()
 	if k, err := sel.Select(ctx); k != 1 || !errors.Is(err, ErrClosed) {
 		t.Fatalf("Select on a closed ring = %d, %v", k, err)
 	}
 	close(ch)
-	if k, err := Select(ctx, RecvCase(ch, &f)); k != 0 || !errors.Is(err, ErrClosed) {
+	if k, err := Select(ctx, Park{}, RecvCase(ch, &f)); k != 0 || !errors.Is(err, ErrClosed) {
 		t.Fatalf("Select on a closed channel = %d, %v", k, err)
 	}
 }
@@ -84,20 +84,20 @@ func TestSelectBasic(t *testing.T) {
 func TestSelectWakes(t *testing.T) {
 	defer watchdog(t, 30*time.Second)()
 	ctx := context.Background()
-	a, b := NewMPMC[int](2), NewSPSC[int](2)
-	out := NewSPMC[int](1)
+	a, b := NewMPMC[int](2, Park{}), NewSPSC[int](2, Park{})
+	out := NewSPMC[int](1, Park{})
 	out.TryPush(0) // full: the push case waits for room
 	quit := make(chan struct{})
 	var va, vb int
 	x := 42
-	sel := NewSelector(PopCase(a, &va), PopCase(b.Consumer(), &vb), PushCase(out, &x), RecvCase(quit, nil))
+	sel := NewSelector(Park{}, PopCase(a, &va), PopCase(cons(b.Ends()), &vb), PushCase(out, &x), RecvCase(quit, nil))
 	for round, c := range []struct {
 		name string
 		act  func()
 		want int
 	}{
 		{"push a", func() { a.TryPush(1) }, 0},
-		{"push b", func() { b.Producer().TryPush(2) }, 1},
+		{"push b", func() { prod(b.Ends()).TryPush(2) }, 1},
 		{"room in out", func() { out.TryPop() }, 2},
 		{"quit", func() { close(quit) }, 3},
 	} {
@@ -134,7 +134,7 @@ func TestSelectWakes(t *testing.T) {
 	}
 	// Close of a ring a blocked Select pops from.
 	a.Close()
-	if k, err := Select(ctx, PopCase(a, &va)); k != 0 || !errors.Is(err, ErrClosed) {
+	if k, err := Select(ctx, Park{}, PopCase(a, &va)); k != 0 || !errors.Is(err, ErrClosed) {
 		t.Fatalf("Select after Close = %d, %v", k, err)
 	}
 }
@@ -154,7 +154,7 @@ func TestSelectFanIn(t *testing.T) {
 				per := parkScale(20000)
 				qs := make([]Queue[int], rings)
 				for r := range qs {
-					qs[r] = k.newInt(8)
+					qs[r] = k.newInt(8, Park{})
 				}
 				for r, q := range qs {
 					go func() {
@@ -175,7 +175,7 @@ func TestSelectFanIn(t *testing.T) {
 				}
 				next := make([]int, rings)
 				for len(cases) > 0 {
-					sel := NewSelector(cases...)
+					sel := NewSelector(Park{}, cases...)
 					for {
 						i, err := sel.Select(context.Background())
 						if errors.Is(err, ErrClosed) {
@@ -211,9 +211,9 @@ func TestSelectFanIn(t *testing.T) {
 func TestSelectPassesWakesOn(t *testing.T) {
 	defer watchdog(t, 60*time.Second)()
 	ctx := context.Background()
-	a, b := NewMPMC[int](4), NewMPMC[int](4)
+	a, b := NewMPMC[int](4, Park{}), NewMPMC[int](4, Park{})
 	var va, vb int
-	sel := NewSelector(PopCase(a, &va), PopCase(b, &vb))
+	sel := NewSelector(Park{}, PopCase(a, &va), PopCase(b, &vb))
 	rounds := parkScale(3000)
 	for round := range rounds {
 		selected := make(chan int, 1)
@@ -259,7 +259,7 @@ func TestSelectPassesWakesOn(t *testing.T) {
 // drain.
 func TestSelectCancelRace(t *testing.T) {
 	defer watchdog(t, 60*time.Second)()
-	a, b := NewMPSC[int](4), NewSPMC[int](4)
+	a, b := NewMPSC[int](4, Park{}), NewSPMC[int](4, Park{})
 	rounds := parkScale(3000)
 	var got, pushed, left int
 	for round := range rounds {
@@ -267,7 +267,7 @@ func TestSelectCancelRace(t *testing.T) {
 		var v int
 		res := make(chan error, 1)
 		go func() {
-			_, err := Select(ctx, PopCase(a, &v), PopCase(b, &v))
+			_, err := Select(ctx, Park{}, PopCase(a, &v), PopCase(b, &v))
 			res <- err
 		}()
 		if round%3 == 0 { // a blocked Select, most rounds; racing its start in the others
@@ -308,10 +308,10 @@ func TestSelectCancelRace(t *testing.T) {
 // message naming the mistake.
 func TestSelectZeroCase(t *testing.T) {
 	for name, f := range map[string]func(){
-		"zero Case":        func() { Select(context.Background(), Case{}) },
-		"NewSelector":      func() { NewSelector(Case{}) },
+		"zero Case":        func() { Select(context.Background(), Park{}, Case{}) },
+		"NewSelector":      func() { NewSelector(Park{}, Case{}) },
 		"nil ring":         func() { PopCase[int](nil, nil) },
-		"nil PushCase ptr": func() { PushCase[int](NewMPSC[int](1), nil) },
+		"nil PushCase ptr": func() { PushCase[int](NewMPSC[int](1, Park{}), nil) },
 	} {
 		func() {
 			defer func() {
@@ -333,10 +333,10 @@ func TestSelectFairness(t *testing.T) {
 	var v int
 	cases := make([]Case, n)
 	for i := range qs {
-		qs[i] = NewMPMC[int](4)
+		qs[i] = NewMPMC[int](4, Park{})
 		cases[i] = PopCase(qs[i], &v)
 	}
-	sel := NewSelector(cases...)
+	sel := NewSelector(Park{}, cases...)
 	var fired [n]int
 	for range rounds {
 		for _, q := range qs {
@@ -361,12 +361,12 @@ var selectRings = []struct {
 	name string
 	new  func() Queue[int]
 }{
-	{"SPSC", func() Queue[int] { return joinSPSC(NewSPSC[int](4)) }},
-	{"MPSC", func() Queue[int] { return NewMPSC[int](4) }},
-	{"SPMC", func() Queue[int] { return NewSPMC[int](4) }},
-	{"MPMC", func() Queue[int] { return NewMPMC[int](4) }},
-	{"Mailbox", func() Queue[int] { return NewMailbox[int]() }},
-	{"Backlog", func() Queue[int] { return NewBacklog[int]() }},
+	{"SPSC", func() Queue[int] { return joinSPSC(NewSPSC[int](4, Park{})) }},
+	{"MPSC", func() Queue[int] { return NewMPSC[int](4, Park{}) }},
+	{"SPMC", func() Queue[int] { return NewSPMC[int](4, Park{}) }},
+	{"MPMC", func() Queue[int] { return NewMPMC[int](4, Park{}) }},
+	{"Mailbox", func() Queue[int] { return NewMailbox[int](Park{}) }},
+	{"Backlog", func() Queue[int] { return NewBacklog[int](Park{}) }},
 }
 
 // notEmptyOf is the Event a consumer of q sleeps on.
@@ -440,7 +440,7 @@ func TestSelectPanicUnqueues(t *testing.T) {
 				e := notEmptyOf(q)
 				// With a second ring (full, so the Select waits to push to
 				// it) the Select leaves two doorbells.
-				other := NewMPMC[int](1)
+				other := NewMPMC[int](1, Park{})
 				other.TryPush(0)
 				ch := make(chan int)
 				var v, w int
@@ -451,7 +451,7 @@ func TestSelectPanicUnqueues(t *testing.T) {
 				panicked := make(chan any, 1)
 				go func() {
 					defer func() { panicked <- recover() }()
-					Select(context.Background(), cases...)
+					Select(context.Background(), Park{}, cases...)
 				}()
 				waitQueued(t, e, 1)
 				close(ch)
@@ -497,7 +497,7 @@ func TestSelectExitUnregisters(t *testing.T) {
 					defer watchdog(t, 60*time.Second)()
 					q := k.new()
 					e := notEmptyOf(q)
-					other := NewMPMC[int](1)
+					other := NewMPMC[int](1, Park{})
 					other.TryPush(0)
 					var v, w int
 					cases := []Case{PopCase(q, &v), PushCase(other, &w)}
@@ -516,7 +516,7 @@ func TestSelectExitUnregisters(t *testing.T) {
 							}
 							left <- how
 						}()
-						Select(ctx, cases...)
+						Select(ctx, Park{}, cases...)
 						how = "returned"
 					}()
 					waitQueued(t, e, 1)
@@ -583,10 +583,10 @@ func TestSelectExitPassesWakeOn(t *testing.T) {
 		}}
 	}
 	sides := []side{
-		popSide("MPMC", func() Queue[int] { return NewMPMC[int](2) }),
-		popSide("SPMC", func() Queue[int] { return NewSPMC[int](2) }),
-		pushSide("MPMC", func() Queue[int] { return NewMPMC[int](2) }),
-		pushSide("MPSC", func() Queue[int] { return NewMPSC[int](2) }),
+		popSide("MPMC", func() Queue[int] { return NewMPMC[int](2, Park{}) }),
+		popSide("SPMC", func() Queue[int] { return NewSPMC[int](2, Park{}) }),
+		pushSide("MPMC", func() Queue[int] { return NewMPMC[int](2, Park{}) }),
+		pushSide("MPSC", func() Queue[int] { return NewMPSC[int](2, Park{}) }),
 	}
 	exits := []string{"panic", "chan", "cancel", "errpanic", "goexit"}
 	for _, sd := range sides {
@@ -631,7 +631,7 @@ func TestSelectExitPassesWakeOn(t *testing.T) {
 							recover()
 							fired <- k
 						}()
-						k, _ = Select(ctx, cases...)
+						k, _ = Select(ctx, Park{}, cases...)
 					}()
 					waitQueued(t, e, 1)
 					waited := make(chan error, 1)
@@ -729,7 +729,7 @@ func TestSelectNilRing(t *testing.T) {
 		{"knit: PushCase of a nil Producer", func() Case { return PushCase(Queue[int](nil), &v) }},
 		// The ring is checked before the value pointer.
 		{"knit: PushCase of a nil *MPMC", func() Case { return PushCase[int]((*MPMC[int])(nil), nil) }},
-		{"knit: PushCase with a nil value pointer", func() Case { return PushCase[int](NewMPMC[int](1), nil) }},
+		{"knit: PushCase with a nil value pointer", func() Case { return PushCase[int](NewMPMC[int](1, Park{}), nil) }},
 	} {
 		func() {
 			defer func() {
@@ -746,16 +746,16 @@ func TestSelectNilRing(t *testing.T) {
 		}()
 	}
 	// A ring and its ends as they are made are accepted.
-	s, ws, b := NewSPSC[int](1), NewWords(1), NewBroadcast[int](1)
-	PopCase(s.Consumer(), &v)
-	PushCase(s.Producer(), &v)
-	PopCase(ws.Consumer(), &w)
-	PushCase(ws.Producer(), &w)
+	s, ws, b := NewSPSC[int](1, Park{}), NewWords(1, Park{}), NewBroadcast[int](1, Park{})
+	PopCase(cons(s.Ends()), &v)
+	PushCase(prod(s.Ends()), &v)
+	PopCase(cons(ws.Ends()), &w)
+	PushCase(prod(ws.Ends()), &w)
 	PopCase(b.Subscribe(), &v)
 	PushCase(b, &v)
-	PopCase(NewMailbox[int](), &v)
-	PopCase(NewBacklog[int](), &v)
-	PushCase(NewBacklog[int](), &v)
+	PopCase(NewMailbox[int](Park{}), &v)
+	PopCase(NewBacklog[int](Park{}), &v)
+	PushCase(NewBacklog[int](Park{}), &v)
 }
 
 // foreignConsumer and foreignProducer are a caller's own Consumer and
@@ -773,7 +773,7 @@ var (
 // PushCase of such a Producer, panic at the call with a message naming
 // the type, even when it wraps a knit ring; the ring itself is accepted.
 func TestSelectForeignEnd(t *testing.T) {
-	q := NewMPMC[int](1)
+	q := NewMPMC[int](1, Park{})
 	var v int
 	mustPanic(t, "PopCase of a foreignConsumer", func() { PopCase[int](foreignConsumer{q}, &v) },
 		"knit: PopCase of a knit.foreignConsumer, which is not a knit ring or end")
@@ -786,7 +786,7 @@ func TestSelectForeignEnd(t *testing.T) {
 	if err := (foreignProducer{q}).TryPush(3); err != nil {
 		t.Fatal(err)
 	}
-	if k, err := Select(context.Background(), PopCase(q, &v)); k != 0 || err != nil || v != 3 {
+	if k, err := Select(context.Background(), Park{}, PopCase(q, &v)); k != 0 || err != nil || v != 3 {
 		t.Fatalf("Select on the wrapped ring = %d, %v, %d; want 0, nil, 3", k, err, v)
 	}
 	if _, err := (foreignConsumer{q}).TryPop(); !errors.Is(err, ErrEmpty) {

@@ -2,7 +2,6 @@ package knit
 
 import (
 	"context"
-	"iter"
 	"reflect"
 	"runtime"
 	"sync/atomic"
@@ -117,7 +116,7 @@ func (r *seqRing[T]) casLost(bo *Backoff) {
 	}
 }
 
-func (r *seqRing[T]) init(kind string, capacity int, singleProducer, singleConsumer bool, park []Park) {
+func (r *seqRing[T]) init(kind string, capacity int, singleProducer, singleConsumer bool, park Park) {
 	c := roundCapacity(kind, capacity, sizeOf[seqSlot[T]]())
 	r.slots = make([]seqSlot[T], c)
 	r.mask = uint64(c - 1)
@@ -125,7 +124,7 @@ func (r *seqRing[T]) init(kind string, capacity int, singleProducer, singleConsu
 	r.singleProducer, r.singleConsumer = singleProducer, singleConsumer
 	r.spinOnLoss = spinpolicy.DefaultSpins()
 	r.clearSlots = holdsPointers(reflect.TypeFor[T]())
-	r.bells.park = ringPark(kind, park)
+	r.bells.park = ringPark(park)
 }
 
 // lap is L(pos), the sequence of a slot free for pos.
@@ -577,9 +576,6 @@ func (r *seqRing[T]) TryPopBatch(dst []T) (int, error) { return tryPopBatch[T](r
 func (r *seqRing[T]) PopBatch(ctx context.Context, dst []T) (int, error) {
 	return popBatch[T](ctx, r, dst)
 }
-
-// All ranges over the items as Pop takes them: see Consumer.All.
-func (r *seqRing[T]) All(ctx context.Context) iter.Seq[T] { return all[T](ctx, r) }
 
 // Close stops intake and wakes every waiter: see Producer.Close. On an
 // SPMC it is a producer call; MPSC's and MPMC's is safe from any

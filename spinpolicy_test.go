@@ -15,7 +15,7 @@ func TestSpinPolicyAgrees(t *testing.T) {
 		if want := cpus >= 4 && procs >= 4 && !spinpolicy.Off(); spins != want {
 			t.Errorf("%d CPUs, GOMAXPROCS %d: DefaultSpins %v", cpus, procs, spins)
 		}
-		ring := NewMPMC[int](4).bells.park.Spin
+		ring := NewMPMC[int](4, Park{}).bells.park.Spin
 		park := Park{}.spin()
 		wait := Park{}.spinEachWait() // Event.Wait's and Select's
 		if spins {

@@ -2,7 +2,6 @@ package knit
 
 import (
 	"context"
-	"iter"
 	"reflect"
 	"sync/atomic"
 )
@@ -96,15 +95,16 @@ func (q *spscCore) size(capacity, slots int) {
 }
 
 // NewSPSC returns an SPSC ring holding capacity items (its slot array is
-// rounded up to a power of two; Push reports full at capacity); park, if
-// given, says how blocked calls wait. It panics if capacity is < 1 or >
-// MaxCapacity, or if the slots would take more than 1 TiB.
-func NewSPSC[T any](capacity int, park ...Park) *SPSC[T] {
+// rounded up to a power of two; Push reports full at capacity); park
+// says how blocked calls wait (Park{}: the default). It panics if
+// capacity is < 1 or > MaxCapacity, or if the slots would take more than
+// 1 TiB.
+func NewSPSC[T any](capacity int, park Park) *SPSC[T] {
 	c := roundCapacity("SPSC", capacity, sizeOf[T]())
 	q := &SPSC[T]{buf: make([]T, c)}
 	q.size(capacity, c)
 	q.clearSlots = holdsPointers(reflect.TypeFor[T]())
-	q.bells.park = ringPark("SPSC", park)
+	q.bells.park = ringPark(park)
 	return q
 }
 
@@ -328,13 +328,16 @@ func (q *SPSC[T]) close(ring string) {
 	q.bells.closed()
 }
 
-// Producer returns the ring's pushing end. Give it to the one goroutine
-// that pushes; it is a small value, free to copy.
-func (q *SPSC[T]) Producer() SPSCProducer[T] { return SPSCProducer[T]{q} }
-
-// Consumer returns the ring's popping end. Give it to the one goroutine
-// that pops; it is a small value, free to copy.
-func (q *SPSC[T]) Consumer() SPSCConsumer[T] { return SPSCConsumer[T]{q} }
+// Ends returns the ring's pushing end and its popping end. Give each to
+// the one goroutine that uses that side; they are small values, free to
+// copy, and every call returns the same two.
+//
+//	p, c := q.Ends()
+//	go produce(p)
+//	consume(c)
+func (q *SPSC[T]) Ends() (SPSCProducer[T], SPSCConsumer[T]) {
+	return SPSCProducer[T]{q}, SPSCConsumer[T]{q}
+}
 
 // SPSCProducer is the pushing end of an SPSC ring: the producer's side
 // of the grid (see Producer).
@@ -429,9 +432,6 @@ func (c SPSCConsumer[T]) TryPopBatch(dst []T) (int, error) {
 func (c SPSCConsumer[T]) PopBatch(ctx context.Context, dst []T) (int, error) {
 	return popBatch[T](ctx, c.q, dst)
 }
-
-// All ranges over the items as Pop takes them: see Consumer.All.
-func (c SPSCConsumer[T]) All(ctx context.Context) iter.Seq[T] { return all[T](ctx, c.q) }
 
 // Len is the number of items in the ring (a snapshot, from any goroutine).
 func (c SPSCConsumer[T]) Len() int { return c.q.len() }

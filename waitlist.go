@@ -36,8 +36,11 @@ type waiter struct {
 	// ring it waits for, all sharing the Select's channel, so a second
 	// token finds the channel full and is dropped (one wakes it). passed
 	// is the waker's last touch of the node: until it is set the Select
-	// may not reuse a node that a waker unlinked.
+	// may not reuse a node that a waker unlinked. A Select that sleeps
+	// on the futex (BackendFutex) sets word32 instead of using ch: the
+	// wake adds one to that word and wakes it.
 	sel    bool
+	word32 *atomic.Uint32
 	passed atomic.Bool
 }
 
@@ -59,9 +62,14 @@ func (w *waiter) sleep() {
 // wake wakes w's sleeper. w may be recycled as soon as it returns.
 func (w *waiter) wake() {
 	if w.sel {
-		select {
-		case w.ch <- struct{}{}:
-		default:
+		if w.word32 != nil {
+			w.word32.Add(1)
+			FutexWake(w.word32, 1)
+		} else {
+			select {
+			case w.ch <- struct{}{}:
+			default:
+			}
 		}
 		w.passed.Store(true)
 		return

@@ -32,7 +32,7 @@ type Watchable interface {
 // KeepFenced makes r's ring safe to watch with an Event of your own, and
 // returns r, so that a ring can be made and kept in one expression:
 //
-//	q := knit.KeepFenced(knit.NewMPMC[Task](1024))
+//	q := knit.KeepFenced(knit.NewMPMC[Task](1024, knit.Park{}))
 //
 // After it, every call of the ring that makes an item or a free slot
 // visible (TryPush, Push and their batches; TryPop, Pop and theirs, which

@@ -24,19 +24,19 @@ func TestKeepFencedRefusesNonRings(t *testing.T) {
 	}
 	const prelude = "package user\n\nimport \"github.com/knit-go/knit\"\n\nvar _ = knit.KeepFenced[knit.Watchable]\n\n"
 	good := []string{
-		`q := knit.KeepFenced(knit.NewMPMC[int](8)); _ = q.TryPush(1)`,
-		`knit.KeepFenced(knit.NewMPSC[int](8)); knit.KeepFenced(knit.NewSPMC[int](8))`,
-		`s := knit.NewSPSC[int](8); knit.KeepFenced(s); knit.KeepFenced(s.Producer()); knit.KeepFenced(s.Consumer())`,
-		`w := knit.NewWords(8); knit.KeepFenced(w); knit.KeepFenced(w.Producer()); knit.KeepFenced(w.Consumer())`,
-		`knit.KeepFenced(knit.NewMailbox[int]()); knit.KeepFenced(knit.NewBacklog[int]())`,
-		`b := knit.NewBroadcast[int](8); knit.KeepFenced(b); knit.KeepFenced(b.Subscribe())`,
+		`q := knit.KeepFenced(knit.NewMPMC[int](8, knit.Park{})); _ = q.TryPush(1)`,
+		`knit.KeepFenced(knit.NewMPSC[int](8, knit.Park{})); knit.KeepFenced(knit.NewSPMC[int](8, knit.Park{}))`,
+		`s := knit.NewSPSC[int](8, knit.Park{}); p, c := s.Ends(); knit.KeepFenced(s); knit.KeepFenced(p); knit.KeepFenced(c)`,
+		`w := knit.NewWords(8, knit.Park{}); p, c := w.Ends(); knit.KeepFenced(w); knit.KeepFenced(p); knit.KeepFenced(c)`,
+		`knit.KeepFenced(knit.NewMailbox[int](knit.Park{})); knit.KeepFenced(knit.NewBacklog[int](knit.Park{}))`,
+		`b := knit.NewBroadcast[int](8, knit.Park{}); knit.KeepFenced(b); knit.KeepFenced(b.Subscribe())`,
 	}
 	bad := []string{
 		`knit.KeepFenced(new(knit.Event))`,
 		`knit.KeepFenced(make(chan int))`,
 		`knit.KeepFenced(42)`,
-		`var q knit.Queue[int] = knit.NewMPMC[int](8); knit.KeepFenced(q)`,
-		`var p knit.Producer[int] = knit.NewSPSC[int](8).Producer(); knit.KeepFenced(p)`,
+		`var q knit.Queue[int] = knit.NewMPMC[int](8, knit.Park{}); knit.KeepFenced(q)`,
+		`p, _ := knit.NewSPSC[int](8, knit.Park{}).Ends(); var q knit.Producer[int] = p; knit.KeepFenced(q)`,
 		`var q knit.MPMC[int]; knit.KeepFenced(q)`,
 		`knit.KeepFenced(fake{})`,
 	}

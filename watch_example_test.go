@@ -11,8 +11,8 @@ import (
 // is made with KeepFenced, so a submitter's TryPush and then Notify is
 // never missed by the worker's Prepare and re-check (WaitFor runs them).
 func ExampleKeepFenced() {
-	urgent := knit.KeepFenced(knit.NewMPMC[string](64))
-	normal := knit.KeepFenced(knit.NewMPMC[string](64))
+	urgent := knit.KeepFenced(knit.NewMPMC[string](64, knit.Park{}))
+	normal := knit.KeepFenced(knit.NewMPMC[string](64, knit.Park{}))
 	var bell knit.Event
 
 	submit := func(q *knit.MPMC[string], task string) {

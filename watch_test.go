@@ -37,42 +37,42 @@ var watchKinds = []struct {
 	make func() watchRing
 }{
 	{"MPMC", func() watchRing {
-		q := NewMPMC[uint64](64)
+		q := NewMPMC[uint64](64, Park{})
 		return watchRing{q.TryPush, q.TryPop, func() { KeepFenced(q) }, &q.bells.notEmpty, []*ringBells{&q.bells}}
 	}},
 	{"MPSC", func() watchRing {
-		q := NewMPSC[uint64](64)
+		q := NewMPSC[uint64](64, Park{})
 		return watchRing{q.TryPush, q.TryPop, func() { KeepFenced(q) }, &q.bells.notEmpty, []*ringBells{&q.bells}}
 	}},
 	{"SPMC", func() watchRing {
-		q := NewSPMC[uint64](64)
+		q := NewSPMC[uint64](64, Park{})
 		return watchRing{q.TryPush, q.TryPop, func() { KeepFenced(q) }, &q.bells.notEmpty, []*ringBells{&q.bells}}
 	}},
 	{"SPSC", func() watchRing {
-		q := NewSPSC[uint64](64)
-		p, c := q.Producer(), q.Consumer()
+		q := NewSPSC[uint64](64, Park{})
+		p, c := q.Ends()
 		return watchRing{p.TryPush, c.TryPop, func() { KeepFenced(c) }, &q.bells.notEmpty, []*ringBells{&q.bells}}
 	}},
 	{"Words", func() watchRing {
-		q := NewWords(64)
-		p, c := q.Producer(), q.Consumer()
+		q := NewWords(64, Park{})
+		p, c := q.Ends()
 		return watchRing{p.TryPush, c.TryPop, func() { KeepFenced(p) }, &q.r.bells.notEmpty, []*ringBells{&q.r.bells}}
 	}},
 	{"Mailbox", func() watchRing {
-		q := NewMailbox[uint64]()
+		q := NewMailbox[uint64](Park{})
 		return watchRing{q.TryPush, q.TryPop, func() { KeepFenced(q) }, &q.bells.notEmpty, []*ringBells{&q.bells}}
 	}},
 	{"Backlog", func() watchRing {
-		q := NewBacklog[uint64]()
+		q := NewBacklog[uint64](Park{})
 		return watchRing{q.TryPush, q.TryPop, func() { KeepFenced(q) }, &q.m.bells.notEmpty, []*ringBells{&q.m.bells}}
 	}},
 	{"Broadcast", func() watchRing {
-		b := NewBroadcast[uint64](64)
+		b := NewBroadcast[uint64](64, Park{})
 		s := b.Subscribe()
 		return watchRing{b.TryPush, s.TryPop, func() { KeepFenced(s) }, &b.bells.notEmpty, []*ringBells{&b.bells, &b.stage}}
 	}},
 	{"BroadcastFollower", func() watchRing {
-		b := NewBroadcast[uint64](64)
+		b := NewBroadcast[uint64](64, Park{})
 		lead := b.Subscribe()
 		f := b.SubscribeAfter(lead)
 		push := func(v uint64) error {
@@ -332,27 +332,27 @@ func watchCheckFenced(t *testing.T, bs []*ringBells) {
 // test asks reflect. internal/ringmode's hook, which takes any value, is
 // the same switch and refuses what is not a ring.
 func TestKeepFencedPublic(t *testing.T) {
-	spsc, words, bc := NewSPSC[int](8), NewWords(8), NewBroadcast[int](8)
-	mbox, backlog := NewMailbox[int](), NewBacklog[int]()
-	mpsc, spmc, mpmc := NewMPSC[int](8), NewSPMC[int](8), NewMPMC[int](8)
+	spsc, words, bc := NewSPSC[int](8, Park{}), NewWords(8, Park{}), NewBroadcast[int](8, Park{})
+	mbox, backlog := NewMailbox[int](Park{}), NewBacklog[int](Park{})
+	mpsc, spmc, mpmc := NewMPSC[int](8, Park{}), NewSPMC[int](8, Park{}), NewMPMC[int](8, Park{})
 	for _, c := range []struct {
 		name  string
 		keep  func() Watchable // KeepFenced on a fresh ring's handle
 		bells []*ringBells
 	}{
-		{"SPSC", func() Watchable { return KeepFenced(NewSPSC[int](8)) }, nil},
-		{"SPSCProducer", func() Watchable { return KeepFenced(spsc.Producer()) }, []*ringBells{&spsc.bells}},
-		{"SPSCConsumer", func() Watchable { return KeepFenced(NewSPSC[int](8).Consumer()) }, nil},
-		{"Words", func() Watchable { return KeepFenced(NewWords(8)) }, nil},
-		{"WordsProducer", func() Watchable { return KeepFenced(NewWords(8).Producer()) }, nil},
-		{"WordsConsumer", func() Watchable { return KeepFenced(words.Consumer()) }, []*ringBells{&words.r.bells}},
+		{"SPSC", func() Watchable { return KeepFenced(NewSPSC[int](8, Park{})) }, nil},
+		{"SPSCProducer", func() Watchable { return KeepFenced(prod(spsc.Ends())) }, []*ringBells{&spsc.bells}},
+		{"SPSCConsumer", func() Watchable { return KeepFenced(cons(NewSPSC[int](8, Park{}).Ends())) }, nil},
+		{"Words", func() Watchable { return KeepFenced(NewWords(8, Park{})) }, nil},
+		{"WordsProducer", func() Watchable { return KeepFenced(prod(NewWords(8, Park{}).Ends())) }, nil},
+		{"WordsConsumer", func() Watchable { return KeepFenced(cons(words.Ends())) }, []*ringBells{&words.r.bells}},
 		{"MPSC", func() Watchable { return KeepFenced(mpsc) }, []*ringBells{&mpsc.bells}},
 		{"SPMC", func() Watchable { return KeepFenced(spmc) }, []*ringBells{&spmc.bells}},
 		{"MPMC", func() Watchable { return KeepFenced(mpmc) }, []*ringBells{&mpmc.bells}},
 		{"Mailbox", func() Watchable { return KeepFenced(mbox) }, []*ringBells{&mbox.bells}},
 		{"Backlog", func() Watchable { return KeepFenced(backlog) }, []*ringBells{&backlog.m.bells}},
 		{"Subscription", func() Watchable { return KeepFenced(bc.SubscribeAfter(bc.Subscribe())) }, []*ringBells{&bc.bells, &bc.stage}},
-		{"Broadcast", func() Watchable { return KeepFenced(NewBroadcast[int](8)) }, nil},
+		{"Broadcast", func() Watchable { return KeepFenced(NewBroadcast[int](8, Park{})) }, nil},
 	} {
 		w := c.keep()
 		if w == nil {
@@ -371,7 +371,7 @@ func TestKeepFencedPublic(t *testing.T) {
 	}
 
 	// KeepFenced returns its argument, typed.
-	q := NewMPMC[string](4)
+	q := NewMPMC[string](4, Park{})
 	if KeepFenced(q) != q {
 		t.Error("KeepFenced(q) != q")
 	}
@@ -410,7 +410,7 @@ func TestKeepFencedPublic(t *testing.T) {
 			t.Errorf("ringmode.KeepFenced(%T) = true", v)
 		}
 	}
-	bc2 := NewBroadcast[int](8)
+	bc2 := NewBroadcast[int](8, Park{})
 	if !ringmode.KeepFenced(bc2.Subscribe()) {
 		t.Error("ringmode.KeepFenced(*Subscription) = false")
 	}
@@ -425,7 +425,7 @@ func TestKeepFencedAfterRelaxing(t *testing.T) {
 	if !relaxedPublish || !waitAsymBarrier() {
 		t.Skip("bells have no modes in this build, or no membarrier here")
 	}
-	q := NewMPMC[int](64)
+	q := NewMPMC[int](64, Park{})
 	stream := func() {
 		for i := range watchStream {
 			if err := q.TryPush(i); err != nil {
@@ -471,15 +471,15 @@ func BenchmarkKeepFenced(b *testing.B) {
 		make func(kept bool) ring
 	}{
 		{"SPSC", func(kept bool) ring {
-			q := NewSPSC[int](1024)
+			q := NewSPSC[int](1024, Park{})
 			if kept {
 				KeepFenced(q)
 			}
-			p, c := q.Producer(), q.Consumer()
+			p, c := q.Ends()
 			return ring{p.TryPush, c.TryPop, p.TryPushBatch, c.TryPopBatch, &q.bells}
 		}},
 		{"MPMC", func(kept bool) ring {
-			q := NewMPMC[int](1024)
+			q := NewMPMC[int](1024, Park{})
 			if kept {
 				KeepFenced(q)
 			}

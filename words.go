@@ -2,7 +2,6 @@ package knit
 
 import (
 	"context"
-	"iter"
 )
 
 // Words is an SPSC ring of uint64 (task-slot indices, offsets into shared
@@ -23,15 +22,15 @@ type Words struct {
 }
 
 // NewWords returns a Words ring holding capacity items (its slot array
-// is rounded up to a power of two; Push reports full at capacity); park,
-// if given, says how blocked calls wait. It panics if capacity is < 1 or
-// > MaxCapacity.
-func NewWords(capacity int, park ...Park) *Words {
+// is rounded up to a power of two; Push reports full at capacity); park
+// says how blocked calls wait (Park{}: the default). It panics if
+// capacity is < 1 or > MaxCapacity.
+func NewWords(capacity int, park Park) *Words {
 	c := roundCapacity("Words", capacity, 8)
 	q := &Words{}
 	q.r.buf = make([]uint64, c)
 	q.r.size(capacity, c)
-	q.r.bells.park = ringPark("Words", park)
+	q.r.bells.park = ringPark(park)
 	return q
 }
 
@@ -137,11 +136,9 @@ func (q *Words) popN(dst []uint64) int {
 	return n
 }
 
-// Producer returns the ring's pushing end.
-func (q *Words) Producer() WordsProducer { return WordsProducer{q} }
-
-// Consumer returns the ring's popping end.
-func (q *Words) Consumer() WordsConsumer { return WordsConsumer{q} }
+// Ends returns the ring's pushing end and its popping end, as
+// SPSC.Ends does.
+func (q *Words) Ends() (WordsProducer, WordsConsumer) { return WordsProducer{q}, WordsConsumer{q} }
 
 // WordsProducer is the pushing end of a Words ring: the producer's side
 // of the grid (see Producer), as SPSCProducer.
@@ -222,9 +219,6 @@ func (c WordsConsumer) TryPopBatch(dst []uint64) (int, error) {
 func (c WordsConsumer) PopBatch(ctx context.Context, dst []uint64) (int, error) {
 	return popBatch[uint64](ctx, c.q, dst)
 }
-
-// All ranges over the items as Pop takes them: see Consumer.All.
-func (c WordsConsumer) All(ctx context.Context) iter.Seq[uint64] { return all[uint64](ctx, c.q) }
 
 // Len is the number of items in the ring (a snapshot, from any goroutine).
 func (c WordsConsumer) Len() int { return c.q.r.len() }

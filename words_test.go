@@ -2,7 +2,6 @@ package knit
 
 import (
 	"context"
-	"iter"
 	"runtime"
 	"sync/atomic"
 	"testing"
@@ -15,7 +14,7 @@ import (
 type intWords struct{ w joined[uint64] }
 
 // joinWords is a Words ring as a Queue[uint64]: its two ends, joined.
-func joinWords(w *Words) joined[uint64] { return joined[uint64]{w.Producer(), w.Consumer()} }
+func joinWords(w *Words) joined[uint64] { return joined[uint64]{WordsProducer{w}, WordsConsumer{w}} }
 
 var (
 	_ sender[int]   = intWords{}
@@ -39,15 +38,6 @@ func (q intWords) PushBatch(ctx context.Context, vs []int) (int, error) {
 }
 func (q intWords) PopBatch(ctx context.Context, dst []int) (int, error) {
 	return q.w.PopBatch(ctx, asWords(dst))
-}
-func (q intWords) All(ctx context.Context) iter.Seq[int] {
-	return func(yield func(int) bool) {
-		for v := range q.w.All(ctx) {
-			if !yield(int(v)) {
-				return
-			}
-		}
-	}
 }
 func (q intWords) Close()   { q.w.Close() }
 func (q intWords) Len() int { return q.w.Len() }
@@ -82,7 +72,7 @@ func asWords(vs []int) []uint64 {
 func init() {
 	ringKinds = append(ringKinds, ringKind{
 		name:   "Words",
-		newInt: func(n int, p ...Park) Queue[int] { return intWords{joinWords(NewWords(n, p...))} },
+		newInt: func(n int, p Park) Queue[int] { return intWords{joinWords(NewWords(n, p))} },
 	})
 }
 
@@ -104,8 +94,8 @@ func TestWordsLayout(t *testing.T) {
 // operations, through their ends, and compares every result, errors
 // included.
 func TestWordsMatchesSPSC(t *testing.T) {
-	wr := NewWords(8)
-	w, s := joinWords(wr), joinSPSC(NewSPSC[uint64](8))
+	wr := NewWords(8, Park{})
+	w, s := joinWords(wr), joinSPSC(NewSPSC[uint64](8, Park{}))
 	src := make([]uint64, 11)
 	dw, ds := make([]uint64, 11), make([]uint64, 11)
 	next := uint64(1)
@@ -206,8 +196,8 @@ func BenchmarkWords(b *testing.B) {
 		name string
 		mk   func() ops
 	}{
-		{"asm", func() ops { return endOps(joinWords(NewWords(1024))) }},
-		{"go", func() ops { return endOps(joinSPSC(NewSPSC[uint64](1024))) }},
+		{"asm", func() ops { return endOps(joinWords(NewWords(1024, Park{}))) }},
+		{"go", func() ops { return endOps(joinSPSC(NewSPSC[uint64](1024, Park{}))) }},
 	}
 	for _, shape := range []string{"uncontended", "uncontended-batch=64", "1P1C", "1P1C-batch=64"} {
 		for _, im := range impls {

@@ -107,7 +107,7 @@ func (t *Task[In, Out]) packetList(c int) *freeList[packet[In, Out]] {
 	if l := t.packets[c].Load(); l != nil {
 		return l
 	}
-	l := &freeList[packet[In, Out]]{ring: knit.NewMPMC[*packet[In, Out]](packetFree)}
+	l := &freeList[packet[In, Out]]{ring: knit.NewMPMC[*packet[In, Out]](packetFree, knit.Park{})}
 	if t.packets[c].CompareAndSwap(nil, l) {
 		return l
 	}

@@ -162,7 +162,7 @@ func newQueue(qs int) (q *knit.MPMC[job]) {
 			panic(fmt.Sprintf("pool: New: Config.QueueSize %d: %v", qs, v))
 		}
 	}()
-	q = knit.NewMPMC[job](qs)
+	q = knit.NewMPMC[job](qs, knit.Park{})
 	// The workers wait on doorbells of their own: see sleepers.go.
 	if !ringmode.KeepFenced(q) {
 		panic("pool: a worker queue's doorbells could not be kept fenced")

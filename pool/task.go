@@ -82,9 +82,9 @@ func NewTask[In, Out any](p *Pool, fn func(In) Out) *Task[In, Out] {
 	}
 	n := len(p.workersNow()) * p.qs
 	t := &Task[In, Out]{p: p, fn: fn, streamCap: streamCap(p.qs)}
-	t.free.ring = knit.NewMPMC[*slot[In, Out]](min(max(n, 64), maxFreeSlots))
+	t.free.ring = knit.NewMPMC[*slot[In, Out]](min(max(n, 64), maxFreeSlots), knit.Park{})
 	if t.streamCap > 0 {
-		t.retired = knit.NewMPMC[*callStream[In, Out]](retiredStreams)
+		t.retired = knit.NewMPMC[*callStream[In, Out]](retiredStreams, knit.Park{})
 	}
 	return t
 }

@@ -144,11 +144,11 @@ func childCPU(c *child) time.Duration {
 func shmLink(b *testing.B, mode string, s time.Duration) link {
 	region := newRegion(b, 2*RingSize(benchCap))
 	park := knit.Park{Spin: s}
-	out, err := CreateRing(region, 0, benchCap, Producer, park)
+	out, err := CreateRing(region, 0, benchCap, RoleProducer, park)
 	if err != nil {
 		b.Fatal(err)
 	}
-	in, err := CreateRing(region, RingSize(benchCap), benchCap, Consumer, park)
+	in, err := CreateRing(region, RingSize(benchCap), benchCap, RoleConsumer, park)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -179,8 +179,8 @@ func shmLink(b *testing.B, mode string, s time.Duration) link {
 }
 
 func inprocLink(b *testing.B, mode string) link {
-	out, peerIn := pair(b, benchCap)
-	peerOut, in := pair(b, benchCap)
+	out, peerIn := pair(b, benchCap, knit.Park{})
+	peerOut, in := pair(b, benchCap, knit.Park{})
 	var wg sync.WaitGroup
 	wg.Go(func() {
 		ctx := context.Background()

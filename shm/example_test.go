@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 
+	"github.com/knit-go/knit"
 	"github.com/knit-go/knit/shm"
 )
 
@@ -22,11 +23,11 @@ func examplePeer() {
 		log.Fatal(err)
 	}
 	defer region.Close()
-	req, err := shm.AttachRing(region, 0, shm.Consumer)
+	req, err := shm.AttachRing(region, 0, shm.RoleConsumer, knit.Park{})
 	if err != nil {
 		log.Fatal(err)
 	}
-	reply, err := shm.AttachRing(region, shm.RingSize(4096), shm.Producer)
+	reply, err := shm.AttachRing(region, shm.RingSize(4096), shm.RoleProducer, knit.Park{})
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -52,11 +53,11 @@ func Example() {
 		log.Fatal(err)
 	}
 	defer region.Close()
-	req, err := shm.CreateRing(region, 0, 4096, shm.Producer)
+	req, err := shm.CreateRing(region, 0, 4096, shm.RoleProducer, knit.Park{})
 	if err != nil {
 		log.Fatal(err)
 	}
-	reply, err := shm.CreateRing(region, shm.RingSize(4096), 4096, shm.Consumer)
+	reply, err := shm.CreateRing(region, shm.RingSize(4096), 4096, shm.RoleConsumer, knit.Park{})
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -127,11 +128,11 @@ func ExampleRing_Reserve() {
 		log.Fatal(err)
 	}
 	defer region.Close()
-	p, err := shm.CreateRing(region, 0, 1024, shm.Producer)
+	p, err := shm.CreateRing(region, 0, 1024, shm.RoleProducer, knit.Park{})
 	if err != nil {
 		log.Fatal(err)
 	}
-	c, err := shm.AttachRing(region, 0, shm.Consumer)
+	c, err := shm.AttachRing(region, 0, shm.RoleConsumer, knit.Park{})
 	if err != nil {
 		log.Fatal(err)
 	}

@@ -87,7 +87,7 @@ func workerHandler(req []byte) []byte {
 		fmt.Println(s[6:])
 		return []byte("printed")
 	case s == "start-workers":
-		ws, err := StartWorkers(WorkerConfig{Command: func() *exec.Cmd { return selfCommand(childEnv + "=worker") }})
+		ws, err := StartWorkers(WorkerConfig{Workers: 1, Command: func() *exec.Cmd { return selfCommand(childEnv + "=worker") }})
 		if err != nil {
 			return []byte(err.Error())
 		}
@@ -142,7 +142,7 @@ func runChild(mode string) error {
 
 	switch mode {
 	case "consume":
-		r, err := attach(off, Consumer)
+		r, err := attach(off, RoleConsumer)
 		if err != nil {
 			return err
 		}
@@ -166,7 +166,7 @@ func runChild(mode string) error {
 		return nil
 
 	case "produce", "produce-forever":
-		r, err := attach(off, Producer)
+		r, err := attach(off, RoleProducer)
 		if err != nil {
 			return err
 		}
@@ -185,11 +185,11 @@ func runChild(mode string) error {
 		return nil
 
 	case "echo", "bench-echo-shm", "bench-sink-shm":
-		in, err := attach(off, Consumer)
+		in, err := attach(off, RoleConsumer)
 		if err != nil {
 			return err
 		}
-		out, err := attach(off2, Producer)
+		out, err := attach(off2, RoleProducer)
 		if err != nil {
 			return err
 		}
@@ -213,12 +213,12 @@ func runChild(mode string) error {
 		}
 
 	case "stall":
-		role := Role(envInt("KNIT_SHM_TEST_ROLE", int(Consumer)))
+		role := Role(envInt("KNIT_SHM_TEST_ROLE", int(RoleConsumer)))
 		r, err := attach(off, role)
 		if err != nil {
 			return err
 		}
-		if role == Producer {
+		if role == RoleProducer {
 			for i := range 3 {
 				if err := r.Send(ctx, []byte{byte(i)}); err != nil {
 					return err

@@ -75,19 +75,19 @@ func FuzzAttach(f *testing.F) {
 		clear(mem)
 		off := int(line) * lineSize % fuzzRegionSize
 		copy(mem[off:], hdr)
-		role := Consumer
+		role := RoleConsumer
 		if producer {
-			role = Producer
+			role = RoleProducer
 		}
-		r, err := AttachRing(region, off, role)
+		r, err := AttachRing(region, off, role, knit.Park{})
 		if err != nil {
 			if r != nil {
 				t.Fatal("error with a ring")
 			}
 			return
 		}
-		if off+RingSize(r.Cap()) > len(mem) {
-			t.Fatalf("accepted a ring of %d at %d in %d bytes", r.Cap(), off, len(mem))
+		if off+RingSize(r.CapBytes()) > len(mem) {
+			t.Fatalf("accepted a ring of %d at %d in %d bytes", r.CapBytes(), off, len(mem))
 		}
 		exercise(t, r, ops)
 	})
@@ -111,11 +111,11 @@ func FuzzRecv(f *testing.F) {
 		region := fuzzMem(t)
 		capacity := 64 << (capLog % 6) // 64 .. 2048
 		clear(region.Bytes()[:RingSize(capacity)])
-		p, err := CreateRing(region, 0, capacity, Producer)
+		p, err := CreateRing(region, 0, capacity, RoleProducer, knit.Park{})
 		if err != nil {
 			t.Fatal(err)
 		}
-		c, err := AttachRing(region, 0, Consumer)
+		c, err := AttachRing(region, 0, RoleConsumer, knit.Park{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -227,8 +227,8 @@ func FuzzRecv(f *testing.F) {
 					}
 				}
 			case 13:
-				p.Len()
-				c.Len()
+				p.LenBytes()
+				c.LenBytes()
 			}
 			// The ends' own view stays valid whatever the peer wrote.
 			if p.pos-p.peer > p.capacity || c.peer-c.pos > c.capacity || p.pos%8 != 0 || c.pos%8 != 0 {
@@ -300,7 +300,7 @@ func exercise(t *testing.T, r *Ring, ops []byte) {
 				err = r.Commit(len(b))
 			}
 		case 6:
-			r.Len()
+			r.LenBytes()
 		case 7:
 			err = r.Close()
 		}

@@ -4,6 +4,8 @@ import (
 	"context"
 	"strconv"
 	"testing"
+
+	"github.com/knit-go/knit"
 )
 
 // BenchmarkSendRecv is the cost of the calls themselves: one goroutine
@@ -18,7 +20,7 @@ func BenchmarkSendRecv(b *testing.B) {
 	for _, size := range []int{8, 256} {
 		sz := "size=" + strconv.Itoa(size)
 		b.Run(sz+"/floor", func(b *testing.B) {
-			p, c := pair(b, 1<<12)
+			p, c := pair(b, 1<<12, knit.Park{})
 			msg, buf := make([]byte, size), make([]byte, size)
 			var pos uint32
 			for b.Loop() {
@@ -35,7 +37,7 @@ func BenchmarkSendRecv(b *testing.B) {
 			}
 		})
 		b.Run(sz+"/try", func(b *testing.B) {
-			p, c := pair(b, 1<<12)
+			p, c := pair(b, 1<<12, knit.Park{})
 			msg, buf := make([]byte, size), make([]byte, size)
 			for b.Loop() {
 				if err := p.TrySend(msg); err != nil {
@@ -47,7 +49,7 @@ func BenchmarkSendRecv(b *testing.B) {
 			}
 		})
 		b.Run(sz+"/blocking", func(b *testing.B) {
-			p, c := pair(b, 1<<12)
+			p, c := pair(b, 1<<12, knit.Park{})
 			msg, buf := make([]byte, size), make([]byte, size)
 			ctx := context.Background()
 			for b.Loop() {

@@ -53,7 +53,7 @@ func TestProcessStreamToChild(t *testing.T) {
 	const capacity, seed, maxLen = 1 << 16, 11, 4096
 	n := scale(1_000_000, 30_000)
 	region := newRegion(t, RingSize(capacity))
-	p, err := CreateRing(region, 0, capacity, Producer)
+	p, err := CreateRing(region, 0, capacity, RoleProducer, knit.Park{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -91,7 +91,7 @@ func TestProcessStreamFromChild(t *testing.T) {
 	const capacity, seed = 1024, 12
 	n := scale(300_000, 20_000)
 	region := newRegion(t, RingSize(capacity))
-	r, err := CreateRing(region, 0, capacity, Consumer)
+	r, err := CreateRing(region, 0, capacity, RoleConsumer, knit.Park{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -136,11 +136,11 @@ func TestProcessEchoThreeChildren(t *testing.T) {
 	region := newRegion(t, 2*children*size)
 	var wg sync.WaitGroup
 	for k := range children {
-		out, err := CreateRing(region, 2*k*size, capacity, Producer)
+		out, err := CreateRing(region, 2*k*size, capacity, RoleProducer, knit.Park{})
 		if err != nil {
 			t.Fatal(err)
 		}
-		in, err := CreateRing(region, (2*k+1)*size, capacity, Consumer)
+		in, err := CreateRing(region, (2*k+1)*size, capacity, RoleConsumer, knit.Park{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -197,7 +197,7 @@ func TestPeerKilled(t *testing.T) {
 	t.Run("Recv, mid-transfer", func(t *testing.T) {
 		const capacity, seed = 4096, 21
 		region := newRegion(t, RingSize(capacity))
-		r, err := CreateRing(region, 0, capacity, Consumer)
+		r, err := CreateRing(region, 0, capacity, RoleConsumer, knit.Park{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -239,11 +239,11 @@ func TestPeerKilled(t *testing.T) {
 
 	t.Run("Send, ring full", func(t *testing.T) {
 		region := newRegion(t, RingSize(1024))
-		p, err := CreateRing(region, 0, 1024, Producer)
+		p, err := CreateRing(region, 0, 1024, RoleProducer, knit.Park{})
 		if err != nil {
 			t.Fatal(err)
 		}
-		c := startChild(t, "stall", region, "KNIT_SHM_TEST_ROLE="+strconv.Itoa(int(Consumer)))
+		c := startChild(t, "stall", region, "KNIT_SHM_TEST_ROLE="+strconv.Itoa(int(RoleConsumer)))
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 		defer cancel()
 		errc := make(chan error, 1)
@@ -255,7 +255,7 @@ func TestPeerKilled(t *testing.T) {
 				}
 			}
 		}()
-		waitFor(t, "the consumer attached and the ring full", func() bool { return p.PeerPid() != 0 && p.Len() > 1024-120 }, p.debugState)
+		waitFor(t, "the consumer attached and the ring full", func() bool { return p.PeerPid() != 0 && p.LenBytes() > 1024-120 }, p.debugState)
 		waitAsleep(t, p, p.spaceWait)
 		c.kill(t)
 		t0 := time.Now()
@@ -269,7 +269,7 @@ func TestPeerKilled(t *testing.T) {
 
 	t.Run("Recv, peer never attached", func(t *testing.T) {
 		region := newRegion(t, RingSize(1024))
-		r, err := CreateRing(region, 0, 1024, Consumer)
+		r, err := CreateRing(region, 0, 1024, RoleConsumer, knit.Park{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -303,13 +303,13 @@ func TestPeerPidFromHeader(t *testing.T) {
 	needProcesses(t)
 	watchdog(t, 30*time.Second)
 	region := newRegion(t, RingSize(1024))
-	if _, err := CreateRing(region, 0, 1024, Producer); err != nil {
+	if _, err := CreateRing(region, 0, 1024, RoleProducer, knit.Park{}); err != nil {
 		t.Fatal(err)
 	}
 	c := startChild(t, "stall", nil) // fails at once: no fd 3
 	c.wait(t, 20*time.Second)
 	word(region.Bytes(), offProdPid).Store(uint32(c.cmd.Process.Pid))
-	r, err := AttachRing(region, 0, Consumer)
+	r, err := AttachRing(region, 0, RoleConsumer, knit.Park{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -327,22 +327,22 @@ func TestAttachEndOfDeadHolder(t *testing.T) {
 	needProcesses(t)
 	watchdog(t, 60*time.Second)
 	region := newRegion(t, RingSize(1024))
-	p, err := CreateRing(region, 0, 1024, Producer, knit.Park{Spin: knit.NoSpin})
+	p, err := CreateRing(region, 0, 1024, RoleProducer, knit.Park{Spin: knit.NoSpin})
 	if err != nil {
 		t.Fatal(err)
 	}
-	c := startChild(t, "stall", region, "KNIT_SHM_TEST_ROLE="+strconv.Itoa(int(Consumer)))
+	c := startChild(t, "stall", region, "KNIT_SHM_TEST_ROLE="+strconv.Itoa(int(RoleConsumer)))
 	waitFor(t, "the child attached", func() bool { return p.PeerPid() == c.cmd.Process.Pid }, p.debugState)
 	if err := p.Send(context.Background(), []byte("kept")); err != nil {
 		t.Fatal(err)
 	}
 	pid := strconv.Itoa(c.cmd.Process.Pid)
-	if _, err := AttachRing(region, 0, Consumer); !errors.Is(err, ErrWrongSide) || !strings.Contains(err.Error(), pid) {
+	if _, err := AttachRing(region, 0, RoleConsumer, knit.Park{}); !errors.Is(err, ErrWrongSide) || !strings.Contains(err.Error(), pid) {
 		t.Fatalf("attach while pid %s holds the end: %v, want ErrWrongSide naming it", pid, err)
 	}
 	c.kill(t)
 	c.wait(t, 30*time.Second)
-	r, err := AttachRing(region, 0, Consumer)
+	r, err := AttachRing(region, 0, RoleConsumer, knit.Park{})
 	if err != nil {
 		t.Fatalf("attach after the holder died: %v", err)
 	}
@@ -354,7 +354,7 @@ func TestAttachEndOfDeadHolder(t *testing.T) {
 	if n, err := r.Recv(context.Background(), buf); err != nil || string(buf[:n]) != "kept" {
 		t.Errorf("Recv after taking over: %q, %v", buf[:n], err)
 	}
-	if _, err := AttachRing(region, 0, Consumer); !errors.Is(err, ErrWrongSide) {
+	if _, err := AttachRing(region, 0, RoleConsumer, knit.Park{}); !errors.Is(err, ErrWrongSide) {
 		t.Errorf("attach while this process holds the end: %v, want ErrWrongSide", err)
 	}
 }

@@ -49,11 +49,11 @@ func regionPair(capacity int, pp, cp knit.Park) (*Region, *Ring, *Ring, error) {
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	p, err := CreateRing(region, 0, capacity, Producer, pp)
+	p, err := CreateRing(region, 0, capacity, RoleProducer, pp)
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	c, err := AttachRing(region, 0, Consumer, cp)
+	c, err := AttachRing(region, 0, RoleConsumer, cp)
 	if err != nil {
 		return nil, nil, nil, err
 	}
@@ -153,13 +153,13 @@ func closeWhileBlocked(tc string) error {
 	if err := p.Commit(0); !errors.Is(err, ErrRegionClosed) {
 		return fmt.Errorf("Commit after Close: %v", err)
 	}
-	if p.Len() != 0 || c.PeerPid() != 0 {
-		return fmt.Errorf("after Close: Len %d, PeerPid %d; want 0 0", p.Len(), c.PeerPid())
+	if p.LenBytes() != 0 || c.PeerPid() != 0 {
+		return fmt.Errorf("after Close: Len %d, PeerPid %d; want 0 0", p.LenBytes(), c.PeerPid())
 	}
 	if p.Close() != nil || c.Close() != nil {
 		return errors.New("Ring.Close after Region.Close failed")
 	}
-	if _, err := AttachRing(region, 0, Consumer); !errors.Is(err, ErrRegionClosed) {
+	if _, err := AttachRing(region, 0, RoleConsumer, knit.Park{}); !errors.Is(err, ErrRegionClosed) {
 		return fmt.Errorf("AttachRing after Close: %v", err)
 	}
 	fmt.Printf("ok %s: Close took %v\n", tc, took.Round(time.Microsecond))
@@ -247,7 +247,7 @@ func closeStress() error {
 		})
 		wg.Go(func() { // observer
 			for !stop.Load() {
-				p.Len()
+				p.LenBytes()
 				c.PeerPid()
 				runtime.Gosched()
 			}

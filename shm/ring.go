@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/knit-go/knit"
-	"github.com/knit-go/knit/internal/optarg"
 	"github.com/knit-go/knit/internal/spinpolicy"
 )
 
@@ -85,21 +84,23 @@ type Ring struct {
 	watchGone bool       // the peer was found dead
 }
 
-// Role says which end of a ring a Ring value is.
+// Role says which end of a ring a Ring value is. Its values are named
+// for their type, as knit's Backend and Hint values are: RoleProducer
+// is a Role, not knit's Producer interface.
 type Role uint8
 
 const (
-	// Producer is the sending end: Send, TrySend, Reserve, Commit.
-	Producer Role = 1
-	// Consumer is the receiving end: Recv, TryRecv, Peek, Release.
-	Consumer Role = 2
+	// RoleProducer is the sending end: Send, TrySend, Reserve, Commit.
+	RoleProducer Role = 1
+	// RoleConsumer is the receiving end: Recv, TryRecv, Peek, Release.
+	RoleConsumer Role = 2
 )
 
 func (r Role) String() string {
 	switch r {
-	case Producer:
+	case RoleProducer:
 		return "producer"
-	case Consumer:
+	case RoleConsumer:
 		return "consumer"
 	}
 	return fmt.Sprintf("Role(%d)", uint8(r))
@@ -153,16 +154,16 @@ var errGone = fmt.Errorf("%w: %w", ErrRegionClosed, ErrClosed)
 // up to 8, plus 8). The other end is taken with AttachRing, usually in
 // another process.
 //
-// park, at most one (more panics), says how the end's blocking calls
-// wait: they spin for park.Spin, then sleep. Spin reads as every knit
+// park says how the end's blocking calls wait (knit.Park{}: the
+// default): they spin for park.Spin, then sleep. Spin reads as every knit
 // budget (see knit.DefaultSpin): zero is knit.DefaultWorkerSpin where a
 // default spins at all, knit.NoSpin sleeps at once. The sleep is on a
 // process-shared futex word in the region, the only sleep another
 // process can end (a build without one polls: see the package doc),
 // whatever park.Backend says: Backend chooses where a goroutine sleeps
 // within one process, and shm ignores it.
-func CreateRing(region *Region, offset, capacity int, role Role, park ...knit.Park) (*Ring, error) {
-	spin := ringSpin("CreateRing", park)
+func CreateRing(region *Region, offset, capacity int, role Role, park knit.Park) (*Ring, error) {
+	spin := ringSpin(park)
 	if capacity < MinCapacity || capacity > MaxCapacity || bits.OnesCount64(uint64(capacity)) != 1 {
 		return nil, fmt.Errorf("shm: CreateRing: capacity %d is not a power of two in [%d, %d]", capacity, MinCapacity, MaxCapacity)
 	}
@@ -188,8 +189,8 @@ func CreateRing(region *Region, offset, capacity int, role Role, park ...knit.Pa
 // process holds fails with ErrWrongSide; an end whose holder has exited
 // can be taken again. Validation failures wrap ErrCorrupt. park is as
 // for CreateRing: each end has its own.
-func AttachRing(region *Region, offset int, role Role, park ...knit.Park) (*Ring, error) {
-	spin := ringSpin("AttachRing", park)
+func AttachRing(region *Region, offset int, role Role, park knit.Park) (*Ring, error) {
+	spin := ringSpin(park)
 	if err := lockRegion(region); err != nil {
 		return nil, fmt.Errorf("shm: AttachRing: %w", err)
 	}
@@ -210,7 +211,7 @@ func AttachRing(region *Region, offset int, role Role, park ...knit.Park) (*Ring
 	}
 	// Start from the indices as they are (both zero for a new ring),
 	// checked like any other load from the peer.
-	if role == Producer {
+	if role == RoleProducer {
 		r.pos = r.tail.Load()
 		r.peer = r.head.Load()
 		err = r.checkInFlight(r.pos - r.peer)
@@ -231,9 +232,8 @@ func AttachRing(region *Region, offset int, role Role, park ...knit.Park) (*Ring
 }
 
 // ringSpin is the spin budget of an end's blocking calls, resolved from
-// the optional Park that fn (CreateRing or AttachRing) was given.
-func ringSpin(fn string, park []knit.Park) time.Duration {
-	p := optarg.One(park, "shm: "+fn+" takes at most one knit.Park")
+// the Park that CreateRing or AttachRing was given.
+func ringSpin(p knit.Park) time.Duration {
 	return spinpolicy.Resolve(p.Spin, knit.DefaultWorkerSpin)
 }
 
@@ -290,7 +290,7 @@ func lockRegion(region *Region) error {
 // ringBytes checks the placement of a ring; region.mu is held.
 func ringBytes(region *Region, offset, size int, role Role) ([]byte, error) {
 	switch {
-	case role != Producer && role != Consumer:
+	case role != RoleProducer && role != RoleConsumer:
 		return nil, fmt.Errorf("%w: role %v", ErrWrongSide, role)
 	case offset < 0 || offset%lineSize != 0:
 		return nil, fmt.Errorf("offset %d is not a non-negative multiple of %d", offset, lineSize)
@@ -318,7 +318,7 @@ func newRing(region *Region, ring []byte, capacity uint32, role Role, spin time.
 		spaceWake: word(ring, offSpaceWake),
 		spin:      spin,
 	}
-	if role == Producer {
+	if role == RoleProducer {
 		r.ownPid, r.peerPid = word(ring, offProdPid), word(ring, offConsPid)
 	} else {
 		r.ownPid, r.peerPid = word(ring, offConsPid), word(ring, offProdPid)
@@ -350,16 +350,18 @@ func (r *Ring) leave() {
 // Role reports which end r is.
 func (r *Ring) Role() Role { return r.role }
 
-// Cap is the ring's data capacity in bytes.
-func (r *Ring) Cap() int { return int(r.capacity) }
+// CapBytes is the ring's data capacity in bytes (the capacity given to
+// CreateRing). A ring of messages of any length cannot count them as
+// knit's rings count items: hence bytes, and the name that says so.
+func (r *Ring) CapBytes() int { return int(r.capacity) }
 
-// MaxMessage is the longest message the ring carries: Cap() - 8.
+// MaxMessage is the longest message the ring carries: CapBytes() - 8.
 func (r *Ring) MaxMessage() int { return int(r.maxMsg) }
 
-// Len is the number of bytes in flight (record headers and padding
+// LenBytes is the number of bytes in flight (record headers and padding
 // included) as this end sees it now; 0 if the indices are invalid or the
 // region is closed.
-func (r *Ring) Len() int {
+func (r *Ring) LenBytes() int {
 	if err := r.enter(); err != nil {
 		return 0
 	}
@@ -424,7 +426,7 @@ func (r *Ring) Close() error {
 // bell value return at once. The caller is inside the mapping.
 func (r *Ring) markClosed() {
 	bit := uint32(closedProducer)
-	if r.role == Consumer {
+	if r.role == RoleConsumer {
 		bit = closedConsumer
 	}
 	r.closedW.Or(bit)

@@ -55,7 +55,7 @@ func (r *Ring) sideErr(want Role) error {
 // blocking and records it in r.resv*. ok is false when the ring is too
 // full; nothing is written then.
 func (r *Ring) tryReserve(n int) (ok bool, err error) {
-	if err := r.sideErr(Producer); err != nil {
+	if err := r.sideErr(RoleProducer); err != nil {
 		return false, err
 	}
 	if r.state.Load()&stateClosed != 0 || r.closedW.Load() != 0 {
@@ -188,7 +188,7 @@ func (r *Ring) Commit(n int) error {
 		return err
 	}
 	defer r.leave()
-	if err := r.sideErr(Producer); err != nil {
+	if err := r.sideErr(RoleProducer); err != nil {
 		return err
 	}
 	return r.commit(n)
@@ -215,7 +215,7 @@ func (r *Ring) commit(n int) error {
 // tryPeek finds the next message without blocking: its payload and the
 // bytes its record occupies (0: none).
 func (r *Ring) tryPeek() (p []byte, rec uint32, err error) {
-	if err := r.sideErr(Consumer); err != nil {
+	if err := r.sideErr(RoleConsumer); err != nil {
 		return nil, 0, err
 	}
 	if r.state.Load()&stateClosed != 0 {
@@ -357,7 +357,7 @@ func (r *Ring) Release() error {
 		return err
 	}
 	defer r.leave()
-	if err := r.sideErr(Consumer); err != nil {
+	if err := r.sideErr(RoleConsumer); err != nil {
 		return err
 	}
 	if r.peeked == 0 {

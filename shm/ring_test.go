@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
-	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -23,38 +22,38 @@ func TestCreateRingErrors(t *testing.T) {
 		off, capacity int
 		role          Role
 	}{
-		{"capacity not a power of two", 0, 1000, Producer},
-		{"capacity too small", 0, 32, Producer},
-		{"capacity too large", 0, tooLarge, Producer},
-		{"misaligned offset", 64, 1024, Producer},
-		{"negative offset", -128, 1024, Producer},
-		{"overruns region", 1<<16 - 1024, 1024, Producer},
-		{"offset past region", 1 << 17, 1024, Producer},
+		{"capacity not a power of two", 0, 1000, RoleProducer},
+		{"capacity too small", 0, 32, RoleProducer},
+		{"capacity too large", 0, tooLarge, RoleProducer},
+		{"misaligned offset", 64, 1024, RoleProducer},
+		{"negative offset", -128, 1024, RoleProducer},
+		{"overruns region", 1<<16 - 1024, 1024, RoleProducer},
+		{"offset past region", 1 << 17, 1024, RoleProducer},
 		{"bad role", 0, 1024, 0},
 	} {
-		if _, err := CreateRing(region, tc.off, tc.capacity, tc.role); err == nil {
+		if _, err := CreateRing(region, tc.off, tc.capacity, tc.role, knit.Park{}); err == nil {
 			t.Errorf("%s: CreateRing(%d, %d, %v) succeeded", tc.name, tc.off, tc.capacity, tc.role)
 		}
 	}
-	if _, err := CreateRing(nil, 0, 1024, Producer); err == nil {
+	if _, err := CreateRing(nil, 0, 1024, RoleProducer, knit.Park{}); err == nil {
 		t.Error("nil region accepted")
 	}
 	closed := newRegion(t, 4096)
 	closed.Close()
-	if _, err := CreateRing(closed, 0, 1024, Producer); !errors.Is(err, ErrRegionClosed) {
+	if _, err := CreateRing(closed, 0, 1024, RoleProducer, knit.Park{}); !errors.Is(err, ErrRegionClosed) {
 		t.Errorf("closed region: %v, want ErrRegionClosed", err)
 	}
 }
 
 func TestAttachRingValidates(t *testing.T) {
 	region := newRegion(t, 1<<16)
-	if _, err := AttachRing(region, 0, Consumer); !errors.Is(err, ErrCorrupt) {
+	if _, err := AttachRing(region, 0, RoleConsumer, knit.Park{}); !errors.Is(err, ErrCorrupt) {
 		t.Errorf("attach to zeroed memory: %v, want ErrCorrupt", err)
 	}
-	if _, err := CreateRing(region, 0, 1024, Producer); err != nil {
+	if _, err := CreateRing(region, 0, 1024, RoleProducer, knit.Park{}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := AttachRing(region, 0, Producer); !errors.Is(err, ErrWrongSide) {
+	if _, err := AttachRing(region, 0, RoleProducer, knit.Park{}); !errors.Is(err, ErrWrongSide) {
 		t.Errorf("second producer: %v, want ErrWrongSide", err)
 	}
 	mem := region.Bytes()
@@ -75,28 +74,28 @@ func TestAttachRingValidates(t *testing.T) {
 		w := word(mem, tc.off)
 		old := w.Load()
 		w.Store(tc.val)
-		if _, err := AttachRing(region, 0, Consumer); !errors.Is(err, ErrCorrupt) {
+		if _, err := AttachRing(region, 0, RoleConsumer, knit.Park{}); !errors.Is(err, ErrCorrupt) {
 			t.Errorf("%s: %v, want ErrCorrupt", tc.name, err)
 		}
 		w.Store(old)
 	}
 	// Indices out of range.
 	word(mem, offTail).Store(4096)
-	if _, err := AttachRing(region, 0, Consumer); !errors.Is(err, ErrCorrupt) {
+	if _, err := AttachRing(region, 0, RoleConsumer, knit.Park{}); !errors.Is(err, ErrCorrupt) {
 		t.Errorf("tail past capacity: %v, want ErrCorrupt", err)
 	}
 	word(mem, offTail).Store(0)
-	c, err := AttachRing(region, 0, Consumer)
+	c, err := AttachRing(region, 0, RoleConsumer, knit.Park{})
 	if err != nil {
 		t.Fatalf("valid header refused: %v", err)
 	}
-	if c.Cap() != 1024 || c.MaxMessage() != 1016 {
-		t.Errorf("Cap %d MaxMessage %d, want 1024 1016", c.Cap(), c.MaxMessage())
+	if c.CapBytes() != 1024 || c.MaxMessage() != 1016 {
+		t.Errorf("Cap %d MaxMessage %d, want 1024 1016", c.CapBytes(), c.MaxMessage())
 	}
 }
 
 func TestWrongSide(t *testing.T) {
-	p, c := pair(t, 1024)
+	p, c := pair(t, 1024, knit.Park{})
 	ctx := context.Background()
 	if err := c.TrySend(nil); !errors.Is(err, ErrWrongSide) {
 		t.Errorf("consumer TrySend: %v", err)
@@ -218,7 +217,7 @@ func (m *model) bytes() uint32 {
 
 func TestRingModel(t *testing.T) {
 	for _, capacity := range []int{64, 256, 4096} {
-		p, c := pair(t, capacity)
+		p, c := pair(t, capacity, knit.Park{})
 		m := &model{t: t, p: p, c: c, buf: make([]byte, capacity)}
 		rng := rand.New(rand.NewPCG(1, uint64(capacity)))
 		maxMsg := p.MaxMessage()
@@ -254,7 +253,7 @@ func TestRingModel(t *testing.T) {
 // bytes, however it straddles the end of the buffer.
 func TestRingEveryPosition(t *testing.T) {
 	const capacity = 256
-	p, c := pair(t, capacity)
+	p, c := pair(t, capacity, knit.Park{})
 	m := &model{t: t, p: p, c: c, buf: make([]byte, capacity)}
 	msg := make([]byte, capacity)
 	for start := 0; start < capacity; start += 8 {
@@ -302,7 +301,7 @@ func TestRingEveryPosition(t *testing.T) {
 // message, a maximal one did not fit the empty ring, and each failed
 // TrySend left a skip record behind that shrank the ring further.
 func TestEmptyRingTakesMaxMessage(t *testing.T) {
-	p, c := pair(t, 64)
+	p, c := pair(t, 64, knit.Park{})
 	buf := make([]byte, 64)
 	if err := p.TrySend([]byte{1}); err != nil {
 		t.Fatal(err)
@@ -314,8 +313,8 @@ func TestEmptyRingTakesMaxMessage(t *testing.T) {
 		if err := p.TrySend(make([]byte, 56)); err != nil {
 			t.Fatalf("try %d: TrySend of MaxMessage (56) into an empty ring: %v", i, err)
 		}
-		if p.Len() != 64 {
-			t.Errorf("Len %d with one 56-byte message, want 64", p.Len())
+		if p.LenBytes() != 64 {
+			t.Errorf("Len %d with one 56-byte message, want 64", p.LenBytes())
 		}
 		if n, err := c.TryRecv(buf); err != nil || n != 56 {
 			t.Fatalf("TryRecv: %d, %v", n, err)
@@ -330,8 +329,8 @@ func TestEmptyRingTakesMaxMessage(t *testing.T) {
 		if err := p.TrySend(make([]byte, 40)); err != knit.ErrFull {
 			t.Fatalf("TrySend into a full ring: %v, want knit.ErrFull", err)
 		}
-		if p.Len() != 48 {
-			t.Fatalf("Len %d after a refused TrySend, want 48", p.Len())
+		if p.LenBytes() != 48 {
+			t.Fatalf("Len %d after a refused TrySend, want 48", p.LenBytes())
 		}
 	}
 	if n, err := c.TryRecv(buf); err != nil || n != 40 {
@@ -343,7 +342,7 @@ func TestEmptyRingTakesMaxMessage(t *testing.T) {
 
 	// A blocking Send of nearly the capacity into an empty ring returns
 	// at once, whatever the position: the same goroutine receives next.
-	p, c = pair(t, 4096)
+	p, c = pair(t, 4096, knit.Park{})
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	big, buf := make([]byte, 4000), make([]byte, 4096)
@@ -360,7 +359,7 @@ func TestEmptyRingTakesMaxMessage(t *testing.T) {
 }
 
 func TestRecvShortBufferKeepsMessage(t *testing.T) {
-	p, c := pair(t, 1024)
+	p, c := pair(t, 1024, knit.Park{})
 	ctx := context.Background()
 	if err := p.Send(ctx, []byte("hello, world")); err != nil {
 		t.Fatal(err)
@@ -379,7 +378,7 @@ func TestRecvShortBufferKeepsMessage(t *testing.T) {
 }
 
 func TestPeekRelease(t *testing.T) {
-	p, c := pair(t, 1024)
+	p, c := pair(t, 1024, knit.Park{})
 	ctx := context.Background()
 	for _, s := range []string{"one", "", "three"} {
 		if err := p.Send(ctx, []byte(s)); err != nil {
@@ -407,7 +406,7 @@ func TestPeekRelease(t *testing.T) {
 func TestCloseSemantics(t *testing.T) {
 	ctx := context.Background()
 	t.Run("producer closes", func(t *testing.T) {
-		p, c := pair(t, 1024)
+		p, c := pair(t, 1024, knit.Park{})
 		p.Send(ctx, []byte("a"))
 		p.Send(ctx, []byte("b"))
 		p.Close()
@@ -429,7 +428,7 @@ func TestCloseSemantics(t *testing.T) {
 		}
 	})
 	t.Run("consumer closes", func(t *testing.T) {
-		p, c := pair(t, 1024)
+		p, c := pair(t, 1024, knit.Park{})
 		c.Close()
 		if err := p.TrySend([]byte("x")); !errors.Is(err, ErrClosed) || !errors.Is(err, knit.ErrClosed) {
 			t.Errorf("TrySend to a closed consumer: %v, want ErrClosed", err)
@@ -439,7 +438,7 @@ func TestCloseSemantics(t *testing.T) {
 		}
 	})
 	t.Run("close wakes a blocked Recv", func(t *testing.T) {
-		p, c := pair(t, 1024)
+		p, c := pair(t, 1024, knit.Park{})
 		watchdog(t, 20*time.Second, c.debugState)
 		errc := make(chan error, 1)
 		go func() {
@@ -453,7 +452,7 @@ func TestCloseSemantics(t *testing.T) {
 		}
 	})
 	t.Run("close wakes a blocked Send", func(t *testing.T) {
-		p, c := pair(t, 64)
+		p, c := pair(t, 64, knit.Park{})
 		watchdog(t, 20*time.Second, p.debugState)
 		for {
 			err := p.TrySend(make([]byte, 24))
@@ -475,7 +474,7 @@ func TestCloseSemantics(t *testing.T) {
 }
 
 func TestContextEndsBlockedCalls(t *testing.T) {
-	p, c := pair(t, 64)
+	p, c := pair(t, 64, knit.Park{})
 	watchdog(t, 20*time.Second, c.debugState)
 
 	ctx, cancel := context.WithCancel(context.Background())
@@ -545,7 +544,7 @@ func TestDoneContext(t *testing.T) {
 	} {
 		for _, ctx := range []context.Context{cancelled, expired} {
 			t.Run(fmt.Sprintf("%s/%v", tc.name, ctx.Err()), func(t *testing.T) {
-				p, c := pair(t, 1024)
+				p, c := pair(t, 1024, knit.Park{})
 				if tc.setup != nil {
 					tc.setup(t, p, c)
 				}
@@ -686,7 +685,7 @@ func noLostWakeup(t *testing.T, n int) {
 
 // Nobody sleeps, so nobody rings: TrySend/TryRecv make no wake calls.
 func TestNoRingWithoutSleeper(t *testing.T) {
-	p, c := pair(t, 1024)
+	p, c := pair(t, 1024, knit.Park{})
 	r0 := statRings.Load()
 	buf := make([]byte, 64)
 	for i := range 10000 {
@@ -707,7 +706,7 @@ func TestNoRingWithoutSleeper(t *testing.T) {
 // and not wrapped, and ErrClosed, which matches knit.ErrClosed, once the
 // ring is closed.
 func TestTryConvention(t *testing.T) {
-	p, c := pair(t, 64)
+	p, c := pair(t, 64, knit.Park{})
 	buf := make([]byte, 64)
 	if n, err := c.TryRecv(buf); err != knit.ErrEmpty || n != 0 {
 		t.Fatalf("TryRecv on an empty ring: %d, %v; want 0, knit.ErrEmpty", n, err)
@@ -786,44 +785,13 @@ func TestErrClosedIsKnits(t *testing.T) {
 
 	// A call on an end of a closed region.
 	region := newRegion(t, RingSize(64))
-	p, err := CreateRing(region, 0, 64, Producer)
+	p, err := CreateRing(region, 0, 64, RoleProducer, knit.Park{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	region.Close()
 	if err := p.TrySend(nil); !errors.Is(err, ErrRegionClosed) || !errors.Is(err, ErrClosed) || !errors.Is(err, knit.ErrClosed) {
 		t.Errorf("TrySend on a closed region: %v, want ErrRegionClosed, ErrClosed and knit.ErrClosed", err)
-	}
-}
-
-// CreateRing and AttachRing take at most one Park: a second panics,
-// naming the function, before anything is done.
-func TestRingTwoParksPanic(t *testing.T) {
-	region := newRegion(t, RingSize(64))
-	two := []knit.Park{{}, {Spin: knit.NoSpin}}
-	mustPanic := func(fn string, call func()) {
-		t.Helper()
-		defer func() {
-			t.Helper()
-			r := recover()
-			if msg, _ := r.(string); !strings.Contains(msg, "shm: "+fn) || !strings.Contains(msg, "at most one") {
-				t.Errorf("%s with two Parks: panic %v, want one naming %s", fn, r, fn)
-			}
-		}()
-		call()
-	}
-	mustPanic("CreateRing", func() { CreateRing(region, 0, 64, Producer, two...) })
-	// Nothing was laid out.
-	if _, err := AttachRing(region, 0, Consumer); !errors.Is(err, ErrCorrupt) {
-		t.Fatalf("attach after the panicking CreateRing: %v, want ErrCorrupt (nothing laid out)", err)
-	}
-	if _, err := CreateRing(region, 0, 64, Producer, two[1]); err != nil {
-		t.Fatal(err)
-	}
-	mustPanic("AttachRing", func() { AttachRing(region, 0, Consumer, two...) })
-	// Nothing was taken: the end is still free.
-	if _, err := AttachRing(region, 0, Consumer, two[0]); err != nil {
-		t.Fatalf("attach after the panicking AttachRing: %v", err)
 	}
 }
 

@@ -8,7 +8,7 @@ import (
 	"github.com/knit-go/knit/internal/spinpolicy"
 )
 
-// TestSpinPolicyAgrees: a ring end's spin budget, from the optional Park
+// TestSpinPolicyAgrees: a ring end's spin budget, from the Park
 // of CreateRing and AttachRing, and the budget of Workers follow the one
 // rule of internal/spinpolicy, as knit's rings and the pool do: with
 // GOMAXPROCS 8 on two CPUs the default does not spin. Backend does not
@@ -26,22 +26,21 @@ func TestSpinPolicyAgrees(t *testing.T) {
 		}
 		for _, tc := range []struct {
 			name string
-			park []knit.Park
+			park knit.Park
 			want time.Duration
 		}{
-			{"no Park", nil, def},
-			{"the zero Park", []knit.Park{{}}, def},
-			{"NoSpin", []knit.Park{{Spin: knit.NoSpin}}, 0},
-			{"a negative Spin", []knit.Park{{Spin: -time.Second}}, 0},
-			{"1µs", []knit.Park{{Spin: time.Microsecond}}, explicit},
-			{"BackendFutex", []knit.Park{{Backend: knit.BackendFutex}}, def},
-			{"BackendRuntime, 1µs", []knit.Park{{Spin: time.Microsecond, Backend: knit.BackendRuntime}}, explicit},
+			{"the zero Park", knit.Park{}, def},
+			{"NoSpin", knit.Park{Spin: knit.NoSpin}, 0},
+			{"a negative Spin", knit.Park{Spin: -time.Second}, 0},
+			{"1µs", knit.Park{Spin: time.Microsecond}, explicit},
+			{"BackendFutex", knit.Park{Backend: knit.BackendFutex}, def},
+			{"BackendRuntime, 1µs", knit.Park{Spin: time.Microsecond, Backend: knit.BackendRuntime}, explicit},
 		} {
-			p, err := CreateRing(region, 0, 64, Producer, tc.park...)
+			p, err := CreateRing(region, 0, 64, RoleProducer, tc.park)
 			if err != nil {
 				t.Fatal(err)
 			}
-			c, err := AttachRing(region, 0, Consumer, tc.park...)
+			c, err := AttachRing(region, 0, RoleConsumer, tc.park)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -243,14 +243,14 @@ func newRegion(t testing.TB, size int) *Region {
 }
 
 // pair makes a ring with both ends in this process, each with park.
-func pair(t testing.TB, capacity int, park ...knit.Park) (p, c *Ring) {
+func pair(t testing.TB, capacity int, park knit.Park) (p, c *Ring) {
 	t.Helper()
 	region := newRegion(t, RingSize(capacity))
-	p, err := CreateRing(region, 0, capacity, Producer, park...)
+	p, err := CreateRing(region, 0, capacity, RoleProducer, park)
 	if err != nil {
 		t.Fatal(err)
 	}
-	c, err = AttachRing(region, 0, Consumer, park...)
+	c, err = AttachRing(region, 0, RoleConsumer, park)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"runtime"
 	"strconv"
 	"strings"
 	"sync"
@@ -86,10 +87,15 @@ func restartBackoff(deaths int) time.Duration {
 // inside a worker.
 var serving atomic.Bool
 
-// WorkerConfig configures StartWorkers. The zero value is one worker with
-// 1 MiB rings, re-executing this program.
+// WorkerConfig configures StartWorkers. The zero value is
+// runtime.GOMAXPROCS(0) workers with 1 MiB rings, re-executing this
+// program, as pool.Config's zero value is GOMAXPROCS worker goroutines.
 type WorkerConfig struct {
-	// Workers is the number of child processes; 0 means 1.
+	// Workers is the number of child processes: 0 means
+	// runtime.GOMAXPROCS(0) at StartWorkers, as pool.Config.Workers
+	// does; a negative number is an error. Each child is a process with
+	// its own Go runtime, started before StartWorkers returns: ask for 1
+	// where one is enough.
 	Workers int
 	// Capacity is each ring's data size in bytes, a power of two; 0
 	// means 1 MiB. Requests and responses may be up to Capacity-16 bytes.
@@ -162,8 +168,11 @@ func StartWorkers(cfg WorkerConfig) (*Workers, error) {
 		// copies of itself per level, each starting N more.
 		return nil, errors.New("shm: StartWorkers called in a worker process: call ServeIfChild first thing in main, and start workers only in the parent")
 	}
-	if cfg.Workers <= 0 {
-		cfg.Workers = 1
+	switch {
+	case cfg.Workers == 0:
+		cfg.Workers = runtime.GOMAXPROCS(0)
+	case cfg.Workers < 0:
+		return nil, fmt.Errorf("shm: StartWorkers: Workers is %d; want 0 (GOMAXPROCS) or more", cfg.Workers)
 	}
 	if cfg.Capacity == 0 {
 		cfg.Capacity = 1 << 20
@@ -232,8 +241,8 @@ func (ws *Workers) spawn(slot int) (*worker, error) {
 	}
 	park := knit.Park{Spin: spin}
 	w := &worker{slot: slot, region: region, exited: make(chan struct{})}
-	if w.req, err = CreateRing(region, 0, c, Producer, park); err == nil {
-		w.resp, err = CreateRing(region, RingSize(c), c, Consumer, park)
+	if w.req, err = CreateRing(region, 0, c, RoleProducer, park); err == nil {
+		w.resp, err = CreateRing(region, RingSize(c), c, RoleConsumer, park)
 	}
 	if err == nil {
 		w.cmd, err = ws.command()
@@ -593,12 +602,12 @@ func serveChild(spec string, handler func([]byte) []byte) error {
 	}
 	defer region.Close()
 	park := knit.Park{Spin: time.Duration(spin)}
-	req, err := AttachRing(region, 0, Consumer, park)
+	req, err := AttachRing(region, 0, RoleConsumer, park)
 	if err != nil {
 		return err
 	}
 	defer req.Close()
-	resp, err := AttachRing(region, int(off), Producer, park)
+	resp, err := AttachRing(region, int(off), RoleProducer, park)
 	if err != nil {
 		return err
 	}

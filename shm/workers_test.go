@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -352,6 +353,7 @@ func TestWorkersCrashLoop(t *testing.T) {
 	}
 	t.Run("command exits at once", func(t *testing.T) {
 		ws, err := StartWorkers(WorkerConfig{
+			Workers:  1,
 			Capacity: 1 << 12,
 			Command:  func() *exec.Cmd { return selfCommand(childEnv + "=exit-at-once") },
 		})
@@ -501,7 +503,7 @@ func forgotServe() error {
 	if depth > 2 {
 		return nil
 	}
-	ws, err := StartWorkers(WorkerConfig{Capacity: 1 << 12, Command: func() *exec.Cmd {
+	ws, err := StartWorkers(WorkerConfig{Workers: 1, Capacity: 1 << 12, Command: func() *exec.Cmd {
 		return selfCommand(childEnv+"=forgot-serve", "KNIT_SHM_TEST_DEPTH="+strconv.Itoa(depth+1))
 	}})
 	if err != nil {
@@ -526,7 +528,7 @@ func TestWorkersStdout(t *testing.T) {
 
 // workersPrint starts a worker whose handler prints to its stdout.
 func workersPrint() error {
-	ws, err := StartWorkers(WorkerConfig{Capacity: 1 << 12, Command: func() *exec.Cmd {
+	ws, err := StartWorkers(WorkerConfig{Workers: 1, Capacity: 1 << 12, Command: func() *exec.Cmd {
 		return selfCommand(childEnv + "=worker")
 	}})
 	if err != nil {
@@ -550,5 +552,23 @@ func TestWorkersNilCommand(t *testing.T) {
 	}
 	if !strings.Contains(err.Error(), "Command") {
 		t.Errorf("error %q does not name WorkerConfig.Command", err)
+	}
+}
+
+// WorkerConfig.Workers reads as pool.Config.Workers: 0 is GOMAXPROCS
+// workers, a negative count an error.
+func TestWorkersZeroIsGOMAXPROCS(t *testing.T) {
+	if _, err := StartWorkers(WorkerConfig{Workers: -1}); err == nil || !strings.Contains(err.Error(), "Workers") {
+		t.Fatalf("Workers -1: %v, want an error naming Workers", err)
+	}
+	needProcesses(t)
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(2))
+	ws, err := StartWorkers(WorkerConfig{Capacity: 1 << 12, Command: func() *exec.Cmd { return selfCommand(childEnv + "=worker") }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ws.Close()
+	if n := len(ws.Pids()); n != 2 {
+		t.Fatalf("Workers 0 at GOMAXPROCS 2 started %d workers, want 2", n)
 	}
 }

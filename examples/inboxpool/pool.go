@@ -54,7 +54,7 @@ func New(workers, queue int) *Pool {
 	}
 	p := &Pool{}
 	for range workers {
-		in := knit.NewMPSC[func()](queue)
+		in := knit.NewMPSC[func()](queue, knit.Park{})
 		p.inboxes = append(p.inboxes, in)
 		p.done.Go(func() { work(in) })
 	}

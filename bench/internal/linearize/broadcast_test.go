@@ -60,7 +60,7 @@ func (p popper[T]) TryPop() (uint64, error) {
 // recordBroadcast records one history on a new Broadcast[T] of capacity c
 // with the subscribers of leaders.
 func recordBroadcast[T any](c int, leaders []int, seed uint64, enc func(uint64) T, dec func(*T) uint64) []Op {
-	b := knit.NewBroadcast[T](c)
+	b := knit.NewBroadcast[T](c, knit.Park{})
 	subs := make([]*knit.Subscription[T], len(leaders))
 	for i, l := range leaders {
 		if l < 0 {

@@ -46,30 +46,30 @@ var ringCases = []ringCase{
 		func(c int) knit.Queue[bigVal] { return newSPSCEnds[bigVal](c) }},
 	{"Words", []Role{Producer, Consumer}, true, false,
 		func(c int) Queue {
-			q := knit.NewWords(c)
-			return ends[uint64]{q.Producer(), q.Consumer()}
+			tx, rx := knit.NewWords(c, knit.Park{}).Ends()
+			return ends[uint64]{tx, rx}
 		}, nil},
 	{"MPSC", []Role{Producer, Producer, Producer, Consumer}, false, false,
-		func(c int) Queue { return knit.NewMPSC[uint64](c) },
-		func(c int) knit.Queue[bigVal] { return knit.NewMPSC[bigVal](c) }},
+		func(c int) Queue { return knit.NewMPSC[uint64](c, knit.Park{}) },
+		func(c int) knit.Queue[bigVal] { return knit.NewMPSC[bigVal](c, knit.Park{}) }},
 	{"SPMC", []Role{Producer, Consumer, Consumer, Consumer}, false, false,
-		func(c int) Queue { return knit.NewSPMC[uint64](c) },
-		func(c int) knit.Queue[bigVal] { return knit.NewSPMC[bigVal](c) }},
+		func(c int) Queue { return knit.NewSPMC[uint64](c, knit.Park{}) },
+		func(c int) knit.Queue[bigVal] { return knit.NewSPMC[bigVal](c, knit.Park{}) }},
 	{"MPMC", []Role{Both, Both, Both, Both}, false, false,
-		func(c int) Queue { return knit.NewMPMC[uint64](c) },
-		func(c int) knit.Queue[bigVal] { return knit.NewMPMC[bigVal](c) }},
+		func(c int) Queue { return knit.NewMPMC[uint64](c, knit.Park{}) },
+		func(c int) knit.Queue[bigVal] { return knit.NewMPMC[bigVal](c, knit.Park{}) }},
 	{"MPMC 2P2C", []Role{Producer, Producer, Consumer, Consumer}, false, false,
-		func(c int) Queue { return knit.NewMPMC[uint64](c) },
-		func(c int) knit.Queue[bigVal] { return knit.NewMPMC[bigVal](c) }},
+		func(c int) Queue { return knit.NewMPMC[uint64](c, knit.Park{}) },
+		func(c int) knit.Queue[bigVal] { return knit.NewMPMC[bigVal](c, knit.Park{}) }},
 	// A Broadcast's producer and one subscription are an SPSC ring.
 	{"Broadcast, 1 subscriber", []Role{Producer, Consumer}, true, false,
 		func(c int) Queue { return newBcastPair[uint64](c) },
 		func(c int) knit.Queue[bigVal] { return newBcastPair[bigVal](c) }},
 	// Its segments hold 1024 items: 8 MiB of bigVal, too much per history.
 	{"Mailbox", []Role{Producer, Producer, Producer, Consumer}, false, true,
-		func(int) Queue { return knit.NewMailbox[uint64]() }, nil},
+		func(int) Queue { return knit.NewMailbox[uint64](knit.Park{}) }, nil},
 	{"Mailbox 2P1C", []Role{Producer, Producer, Consumer}, false, true,
-		func(int) Queue { return knit.NewMailbox[uint64]() }, nil},
+		func(int) Queue { return knit.NewMailbox[uint64](knit.Park{}) }, nil},
 }
 
 // bcastPair is a Broadcast with one subscription, as a knit.Queue: the
@@ -82,7 +82,7 @@ type bcastPair[T any] struct {
 }
 
 func newBcastPair[T any](c int) bcastPair[T] {
-	b := knit.NewBroadcast[T](c)
+	b := knit.NewBroadcast[T](c, knit.Park{})
 	return bcastPair[T]{b, b.Subscribe()}
 }
 
@@ -100,8 +100,8 @@ type ends[T any] struct {
 }
 
 func newSPSCEnds[T any](c int) ends[T] {
-	q := knit.NewSPSC[T](c)
-	return ends[T]{q.Producer(), q.Consumer()}
+	tx, rx := knit.NewSPSC[T](c, knit.Park{}).Ends()
+	return ends[T]{tx, rx}
 }
 
 func (e ends[T]) Len() int { return e.Producer.Len() }
@@ -550,10 +550,10 @@ func TestBatchesSeeThroughRacingPeers(t *testing.T) {
 		make  func() knit.Queue[uint64]
 		multi Role // the side that has several goroutines
 	}{
-		{"MPMC pop", func() knit.Queue[uint64] { return knit.NewMPMC[uint64](size) }, Consumer},
-		{"SPMC pop", func() knit.Queue[uint64] { return knit.NewSPMC[uint64](size) }, Consumer},
-		{"MPMC push", func() knit.Queue[uint64] { return knit.NewMPMC[uint64](size) }, Producer},
-		{"MPSC push", func() knit.Queue[uint64] { return knit.NewMPSC[uint64](size) }, Producer},
+		{"MPMC pop", func() knit.Queue[uint64] { return knit.NewMPMC[uint64](size, knit.Park{}) }, Consumer},
+		{"SPMC pop", func() knit.Queue[uint64] { return knit.NewSPMC[uint64](size, knit.Park{}) }, Consumer},
+		{"MPMC push", func() knit.Queue[uint64] { return knit.NewMPMC[uint64](size, knit.Park{}) }, Producer},
+		{"MPSC push", func() knit.Queue[uint64] { return knit.NewMPSC[uint64](size, knit.Park{}) }, Producer},
 	}
 	for _, k := range kinds {
 		t.Run(k.name, func(t *testing.T) {

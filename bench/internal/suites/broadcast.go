@@ -196,7 +196,7 @@ func startChanFanout16(subs int) *fanout {
 
 func startKnitBroadcast(subs, batch int) *fanout {
 	ctx := context.Background()
-	b := knit.NewBroadcast[uint64](ringCap)
+	b := knit.NewBroadcast[uint64](ringCap, knit.Park{})
 	var consumers []func(int) error
 	for range subs {
 		s := b.Subscribe()

@@ -102,8 +102,8 @@ func handoffRows(g handoffGroup) []harness.Row {
 	return []harness.Row{
 		row(refHandoffChan0, func() slot { return chanSlot(make(chan func())) }),
 		row("chan func(), capacity 1", func() slot { return chanSlot(make(chan func(), 1)) }),
-		row("knit MPSC, capacity 1", func() slot { return mpscSlot{knit.NewMPSC[func()](1)} }),
-		row("knit SPSC, capacity 1", func() slot { return &spscSlot{q: knit.NewSPSC[func()](1)} }),
+		row("knit MPSC, capacity 1", func() slot { return mpscSlot{knit.NewMPSC[func()](1, knit.Park{})} }),
+		row("knit SPSC, capacity 1", func() slot { return &spscSlot{q: knit.NewSPSC[func()](1, knit.Park{})} }),
 		row("knit Slot", func() slot { return &knitSlot{} }),
 		row(limitHandoffPark, func() slot { return &parkSlot{} }),
 		row(limitHandoffSema, func() slot { return &semaSlot{} }),
@@ -176,14 +176,16 @@ type spscSlot struct {
 
 func (s *spscSlot) put(f func()) bool {
 	s.left.Store(2) // the worker is this submitter's alone until both are done
-	if err := s.q.Producer().Push(context.Background(), f); err != nil {
+	tx, _ := s.q.Ends()
+	if err := tx.Push(context.Background(), f); err != nil {
 		panic(err)
 	}
 	return f != nil && s.left.Add(-1) == 0
 }
 
 func (s *spscSlot) take() func() {
-	f, err := s.q.Consumer().Pop(context.Background())
+	_, rx := s.q.Ends()
+	f, err := rx.Pop(context.Background())
 	if err != nil {
 		panic(err)
 	}

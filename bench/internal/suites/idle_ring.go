@@ -104,8 +104,8 @@ func startIdleRing(locked bool, consumers int, park knit.Park) func(harness.Conf
 		var q knit.Consumer[uint64]
 		var closeRing func()
 		if consumers == 1 {
-			s := knit.NewSPSC[uint64](ringCap, park)
-			q, closeRing = s.Consumer(), s.Producer().Close
+			tx, rx := knit.NewSPSC[uint64](ringCap, park).Ends()
+			q, closeRing = rx, tx.Close
 		} else {
 			m := knit.NewMPMC[uint64](ringCap, park)
 			q, closeRing = m, m.Close

@@ -53,11 +53,11 @@ func mailboxRows(cfg harness.Config) []harness.Row {
 				nil)
 		})
 		row("knit Mailbox", func() harness.Bench {
-			return startRingContended(knit.NewMailbox[uint64](), p, 1)
+			return startRingContended(knit.NewMailbox[uint64](knit.Park{}), p, 1)
 		})
 		row("Go channel, capacity 1024 (bounded)", func() harness.Bench { return startChanContended(p, 1) })
 		row("knit MPSC, capacity 1024 (bounded)", func() harness.Bench {
-			return startRingContended(knit.NewMPSC[uint64](ringCap), p, 1)
+			return startRingContended(knit.NewMPSC[uint64](ringCap, knit.Park{}), p, 1)
 		})
 		row("limit: atomic add on two shared words", func() harness.Bench { return startAddContended(p, 1) })
 		rows = append(rows, lscqRow(g, p)...)

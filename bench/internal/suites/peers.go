@@ -155,7 +155,7 @@ func peerRows[T peerItem](nwords, p int) []harness.Row {
 				return xsyncPeer(st, p, q.TryEnqueue, q.TryDequeue)
 			}),
 			row("knit MPMC, "+st.name, xMPMC+st.name, func() harness.Bench {
-				q := knit.NewMPMC[T](ringCap)
+				q := knit.NewMPMC[T](ringCap, knit.Park{})
 				return knitPeer[T](st, p, q, q)
 			}),
 		)
@@ -166,20 +166,20 @@ func peerRows[T peerItem](nwords, p int) []harness.Row {
 					return xsyncPeer(st, p, q.TryEnqueue, q.TryDequeue)
 				}),
 				row("knit SPSC, "+st.name, xSPSC+st.name, func() harness.Bench {
-					q := knit.NewSPSC[T](ringCap)
-					return knitPeer[T](st, p, q.Producer(), q.Consumer())
+					tx, rx := knit.NewSPSC[T](ringCap, knit.Park{}).Ends()
+					return knitPeer[T](st, p, tx, rx)
 				}),
 			)
 		}
 	}
 	rows = append(rows, row("knit MPMC, blocking Push/Pop", xMPMC+yieldEvery.name, func() harness.Bench {
-		q := knit.NewMPMC[T](ringCap)
+		q := knit.NewMPMC[T](ringCap, knit.Park{})
 		return knitBlockingPeer[T](p, q, q, q.Close)
 	}))
 	if p == 1 {
 		rows = append(rows, row("knit SPSC, blocking Push/Pop", xSPSC+yieldEvery.name, func() harness.Bench {
-			q := knit.NewSPSC[T](ringCap)
-			return knitBlockingPeer[T](1, q.Producer(), q.Consumer(), nil)
+			tx, rx := knit.NewSPSC[T](ringCap, knit.Park{}).Ends()
+			return knitBlockingPeer[T](1, tx, rx, nil)
 		}))
 	}
 	if p == 1 && haveLimitRing && (nwords == 1 || nwords == 8) {

@@ -55,7 +55,7 @@ func benchXsyncOne[T peerItem](b *testing.B) {
 }
 
 func benchKnitOne[T peerItem](b *testing.B, blocking bool) {
-	q := knit.NewMPMC[T](ringCap)
+	q := knit.NewMPMC[T](ringCap, knit.Park{})
 	var push knit.Producer[T] = q
 	var pop knit.Consumer[T] = q
 	ctx := context.Background()

@@ -158,11 +158,11 @@ func ringHandoff(producers int) *overheadBench {
 	var pop func(context.Context) (func(), error)
 	var closeRing func()
 	if producers <= 1 {
-		q := knit.NewSPSC[func()](pool.DefaultQueueSize)
-		p, c := q.Producer(), q.Consumer()
+		q := knit.NewSPSC[func()](pool.DefaultQueueSize, knit.Park{})
+		p, c := q.Ends()
 		push, pop, closeRing = p.Push, c.Pop, p.Close
 	} else {
-		q := knit.NewMPSC[func()](pool.DefaultQueueSize)
+		q := knit.NewMPSC[func()](pool.DefaultQueueSize, knit.Park{})
 		push, pop, closeRing = q.Push, q.Pop, q.Close
 	}
 	exited := make(chan struct{})

@@ -198,8 +198,8 @@ type rigSPSC[T int32 | uint64] struct {
 }
 
 func startRigSPSC[T int32 | uint64](capacity int, name string) *rigSPSC[T] {
-	s := &rigSPSC[T]{q: knit.NewSPSC[T](capacity), name: name}
-	p := s.q.Producer()
+	s := &rigSPSC[T]{q: knit.NewSPSC[T](capacity, knit.Park{}), name: name}
+	p, _ := s.q.Ends()
 	s.start(func() {
 		for v := T(0); ; v++ {
 			for tries := 0; p.TryPush(v) != nil; {
@@ -217,7 +217,7 @@ func startRigSPSC[T int32 | uint64](capacity int, name string) *rigSPSC[T] {
 
 func (s *rigSPSC[T]) Run(n int) error {
 	s.pinRun()
-	c := s.q.Consumer()
+	_, c := s.q.Ends()
 	for range n {
 		v, err := c.TryPop()
 		for tries := 0; err != nil; {
@@ -237,8 +237,8 @@ type rigWords struct {
 }
 
 func startRigWords(capacity int) *rigWords {
-	s := &rigWords{q: knit.NewWords(capacity)}
-	p := s.q.Producer()
+	s := &rigWords{q: knit.NewWords(capacity, knit.Park{})}
+	p, _ := s.q.Ends()
 	s.start(func() {
 		for v := uint64(0); ; v++ {
 			for tries := 0; p.TryPush(v) != nil; {
@@ -256,7 +256,7 @@ func startRigWords(capacity int) *rigWords {
 
 func (s *rigWords) Run(n int) error {
 	s.pinRun()
-	c := s.q.Consumer()
+	_, c := s.q.Ends()
 	for range n {
 		v, err := c.TryPop()
 		for tries := 0; err != nil; {
@@ -333,8 +333,9 @@ type rigPair32 struct {
 }
 
 func startRigPair32() harness.Bench {
-	p := &rigPair32{req: knit.NewSPSC[int32](64), rep: knit.NewSPSC[int32](64)}
-	in, out := p.req.Consumer(), p.rep.Producer()
+	p := &rigPair32{req: knit.NewSPSC[int32](64, knit.Park{}), rep: knit.NewSPSC[int32](64, knit.Park{})}
+	_, in := p.req.Ends()
+	out, _ := p.rep.Ends()
 	p.start(func() {
 		for {
 			v, err := in.TryPop()
@@ -353,7 +354,8 @@ func startRigPair32() harness.Bench {
 
 func (p *rigPair32) Run(n int) error {
 	p.pinRun()
-	out, in := p.req.Producer(), p.rep.Consumer()
+	out, _ := p.req.Ends()
+	_, in := p.rep.Ends()
 	for i := range int32(n) {
 		for out.TryPush(i) != nil {
 		}
@@ -375,8 +377,9 @@ type rigWordsPair struct {
 }
 
 func startRigWordsPair() harness.Bench {
-	p := &rigWordsPair{req: knit.NewWords(64), rep: knit.NewWords(64)}
-	in, out := p.req.Consumer(), p.rep.Producer()
+	p := &rigWordsPair{req: knit.NewWords(64, knit.Park{}), rep: knit.NewWords(64, knit.Park{})}
+	_, in := p.req.Ends()
+	out, _ := p.rep.Ends()
 	p.start(func() {
 		for {
 			v, err := in.TryPop()
@@ -395,7 +398,8 @@ func startRigWordsPair() harness.Bench {
 
 func (p *rigWordsPair) Run(n int) error {
 	p.pinRun()
-	out, in := p.req.Producer(), p.rep.Consumer()
+	out, _ := p.req.Ends()
+	_, in := p.rep.Ends()
 	for i := range uint64(n) {
 		for out.TryPush(i) != nil {
 		}

@@ -110,7 +110,7 @@ func throughputRows(batch int) []harness.Row {
 			return startMailbox(cfg, batch), nil
 		}},
 		{Group: g, Name: "knit SPSC[uint64] (Go)", Start: func(harness.Config) (harness.Bench, error) {
-			return startSPSCStream(batch, 0, 0), nil
+			return startSPSCStream(batch, 0, 0, knit.Park{}), nil
 		}},
 		{Group: g, Name: "knit Words (asm)", Start: func(harness.Config) (harness.Bench, error) {
 			return startWordsStream(batch), nil
@@ -135,7 +135,7 @@ func roundTripRows() []harness.Row {
 			return startAtomicPingPong(cfg, 1), nil
 		}},
 		{Group: g, Name: "knit SPSC pair (default park)", Start: func(cfg harness.Config) (harness.Bench, error) {
-			return startRingPair(cfg, false), nil
+			return startRingPair(cfg, false, knit.Park{}), nil
 		}},
 		{Group: g, Name: "knit SPSC pair, spin 50µs", Start: func(cfg harness.Config) (harness.Bench, error) {
 			return startRingPair(cfg, false, spin), nil
@@ -155,10 +155,10 @@ func contendedRows(p int) []harness.Row {
 		row(ringsRef, func() harness.Bench { return startChanContended(p, p) }),
 		row("Go channel, 1 consumer", func() harness.Bench { return startChanContended(p, 1) }),
 		row("knit MPMC (P producers, P consumers)", func() harness.Bench {
-			return startRingContended(knit.NewMPMC[uint64](ringCap), p, p)
+			return startRingContended(knit.NewMPMC[uint64](ringCap, knit.Park{}), p, p)
 		}),
 		row("knit MPSC (P producers, 1 consumer)", func() harness.Bench {
-			return startRingContended(knit.NewMPSC[uint64](ringCap), p, 1)
+			return startRingContended(knit.NewMPSC[uint64](ringCap, knit.Park{}), p, 1)
 		}),
 		row("limit: atomic add on two shared words", func() harness.Bench { return startAddContended(p, p) }),
 	}, peerContendedRows(g, p)...)

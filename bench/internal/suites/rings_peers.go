@@ -78,11 +78,11 @@ func peerContendedRows(g string, p int) []harness.Row {
 		return harness.Row{Group: g, Name: name, Start: func(harness.Config) (harness.Bench, error) { return start(), nil }}
 	}
 	return []harness.Row{
-		row("knit MPMC, try loops", func() harness.Bench { return knitTryContended(knit.NewMPMC[uint64](ringCap), p, p) }),
+		row("knit MPMC, try loops", func() harness.Bench { return knitTryContended(knit.NewMPMC[uint64](ringCap, knit.Park{}), p, p) }),
 		row("xsync MPMCQueue, try loops", func() harness.Bench { return xsyncMPMCContended(p, p) }),
-		row("knit MPSC, try loops (1 consumer)", func() harness.Bench { return knitTryContended(knit.NewMPSC[uint64](ringCap), p, 1) }),
+		row("knit MPSC, try loops (1 consumer)", func() harness.Bench { return knitTryContended(knit.NewMPSC[uint64](ringCap, knit.Park{}), p, 1) }),
 		row("xsync MPMCQueue, try loops (1 consumer)", func() harness.Bench { return xsyncMPMCContended(p, 1) }),
-		row("knit SPMC, try loops (1 producer)", func() harness.Bench { return knitTryContended(knit.NewSPMC[uint64](ringCap), 1, p) }),
+		row("knit SPMC, try loops (1 producer)", func() harness.Bench { return knitTryContended(knit.NewSPMC[uint64](ringCap, knit.Park{}), 1, p) }),
 		row("xsync MPMCQueue, try loops (1 producer)", func() harness.Bench { return xsyncMPMCContended(1, p) }),
 	}
 }
@@ -95,8 +95,8 @@ func peerSPSCRows(g string) []harness.Row {
 	}
 	return []harness.Row{
 		row("knit SPSC, try loops", func() harness.Bench {
-			q := knit.NewSPSC[uint64](ringCap)
-			return knitTryEnds(q.Producer(), q.Consumer(), 1, 1)
+			tx, rx := knit.NewSPSC[uint64](ringCap, knit.Park{}).Ends()
+			return knitTryEnds(tx, rx, 1, 1)
 		}),
 		row("xsync SPSCQueue, try loops", func() harness.Bench { return xsyncSPSCContended() }),
 	}

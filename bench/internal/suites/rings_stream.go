@@ -88,8 +88,8 @@ type spscStream struct {
 	done  chan struct{}
 }
 
-func startSPSCStream(batch, burst int, gap time.Duration, park ...knit.Park) *spscStream {
-	s := &spscStream{q: knit.NewSPSC[uint64](ringCap, park...), batch: batch,
+func startSPSCStream(batch, burst int, gap time.Duration, park knit.Park) *spscStream {
+	s := &spscStream{q: knit.NewSPSC[uint64](ringCap, park), batch: batch,
 		dst: make([]uint64, batch), done: make(chan struct{})}
 	go s.produce(burst, gap)
 	return s
@@ -98,7 +98,7 @@ func startSPSCStream(batch, burst int, gap time.Duration, park ...knit.Park) *sp
 func (s *spscStream) produce(burst int, gap time.Duration) {
 	defer close(s.done)
 	ctx := context.Background()
-	q := s.q.Producer()
+	q, _ := s.q.Ends()
 	defer q.Close()
 	var next uint64
 	if s.batch == 1 {
@@ -131,7 +131,7 @@ func (s *spscStream) produce(burst int, gap time.Duration) {
 
 func (s *spscStream) Run(n int) error {
 	ctx := context.Background()
-	q := s.q.Consumer()
+	_, q := s.q.Ends()
 	if s.batch == 1 {
 		for range n {
 			v, err := q.Pop(ctx)
@@ -167,7 +167,7 @@ func (s *spscStream) Run(n int) error {
 
 func (s *spscStream) Close() error {
 	s.stop.Store(true)
-	for q := s.q.Consumer(); ; {
+	for _, q := s.q.Ends(); ; {
 		if _, err := q.Pop(context.Background()); err != nil {
 			break
 		}
@@ -189,7 +189,7 @@ type wordsStream struct {
 }
 
 func startWordsStream(batch int) *wordsStream {
-	s := &wordsStream{q: knit.NewWords(ringCap), batch: batch,
+	s := &wordsStream{q: knit.NewWords(ringCap, knit.Park{}), batch: batch,
 		dst: make([]uint64, batch), done: make(chan struct{})}
 	go s.produce()
 	return s
@@ -198,7 +198,7 @@ func startWordsStream(batch int) *wordsStream {
 func (s *wordsStream) produce() {
 	defer close(s.done)
 	ctx := context.Background()
-	q := s.q.Producer()
+	q, _ := s.q.Ends()
 	defer q.Close()
 	var next uint64
 	if s.batch == 1 {
@@ -228,7 +228,7 @@ func (s *wordsStream) produce() {
 
 func (s *wordsStream) Run(n int) error {
 	ctx := context.Background()
-	q := s.q.Consumer()
+	_, q := s.q.Ends()
 	if s.batch == 1 {
 		for range n {
 			v, err := q.Pop(ctx)
@@ -264,7 +264,7 @@ func (s *wordsStream) Run(n int) error {
 
 func (s *wordsStream) Close() error {
 	s.stop.Store(true)
-	for q := s.q.Consumer(); ; {
+	for _, q := s.q.Ends(); ; {
 		if _, err := q.Pop(context.Background()); err != nil {
 			break
 		}
@@ -416,8 +416,8 @@ type ringPair struct {
 	done     chan struct{}
 }
 
-func startRingPair(cfg harness.Config, locked bool, park ...knit.Park) *ringPair {
-	p := &ringPair{req: knit.NewSPSC[uint64](64, park...), rep: knit.NewSPSC[uint64](64, park...),
+func startRingPair(cfg harness.Config, locked bool, park knit.Park) *ringPair {
+	p := &ringPair{req: knit.NewSPSC[uint64](64, park), rep: knit.NewSPSC[uint64](64, park),
 		cfg: cfg, locked: locked, done: make(chan struct{})}
 	ready := make(chan struct{})
 	go p.partner(ready)
@@ -433,7 +433,8 @@ func (p *ringPair) partner(ready chan<- struct{}) {
 	}
 	close(ready)
 	ctx := context.Background()
-	req, rep := p.req.Consumer(), p.rep.Producer()
+	_, req := p.req.Ends()
+	rep, _ := p.rep.Ends()
 	for {
 		v, err := req.Pop(ctx)
 		if err != nil || rep.Push(ctx, v+1) != nil {
@@ -448,7 +449,8 @@ func (p *ringPair) Run(n int) error {
 		defer release()
 	}
 	ctx := context.Background()
-	req, rep := p.req.Producer(), p.rep.Consumer()
+	req, _ := p.req.Ends()
+	_, rep := p.rep.Ends()
 	for i := range uint64(n) {
 		if err := req.Push(ctx, i); err != nil {
 			return err
@@ -465,9 +467,11 @@ func (p *ringPair) Run(n int) error {
 }
 
 func (p *ringPair) Close() error {
-	p.req.Producer().Close()
+	reqTx, _ := p.req.Ends()
+	repTx, _ := p.rep.Ends()
+	reqTx.Close()
 	<-p.done
-	p.rep.Producer().Close()
+	repTx.Close()
 	return nil
 }
 
@@ -708,14 +712,14 @@ type futexBurst struct {
 }
 
 func startFutexBurst(cfg harness.Config) *futexBurst {
-	f := &futexBurst{q: knit.NewSPSC[uint64](ringCap), cfg: cfg, done: make(chan struct{})}
+	f := &futexBurst{q: knit.NewSPSC[uint64](ringCap, knit.Park{}), cfg: cfg, done: make(chan struct{})}
 	go f.produce()
 	return f
 }
 
 func (f *futexBurst) produce() {
 	defer close(f.done)
-	q := f.q.Producer()
+	q, _ := f.q.Ends()
 	var next uint64
 	for !f.stop.Load() {
 		for range burstLen {
@@ -736,7 +740,7 @@ func (f *futexBurst) produce() {
 func (f *futexBurst) Run(n int) error {
 	release := f.cfg.LockThread(0)
 	defer release()
-	q := f.q.Consumer()
+	_, q := f.q.Ends()
 	for got := 0; got < n; {
 		v, err := q.TryPop()
 		if err != nil {

@@ -217,7 +217,7 @@ func TestContendedChecksItems(t *testing.T) {
 				name = fault + "/try"
 			}
 			t.Run(name, func(t *testing.T) {
-				q := &faultyQueue{Queue: knit.NewMPMC[uint64](16), fault: fault, at: 3}
+				q := &faultyQueue{Queue: knit.NewMPMC[uint64](16, knit.Park{}), fault: fault, at: 3}
 				var b *contended
 				if try {
 					b = knitTryContended(q, 2, 3)
