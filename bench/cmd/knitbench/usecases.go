@@ -6,7 +6,8 @@ import "github.com/knit-go/knit/bench/report"
 // programmer would use instead, for ...". Each names the table that
 // answers it and the knit row a user of that API would write; its rivals
 // are every Go and peer row of the same table (the fastest is shown) and
-// its floor the table's fastest stable limit row.
+// its floor the table's fastest stable limit row, unless the use case
+// names one.
 //
 // Rows are matched by the words that say which API they use, so a row
 // keeps its place when its display name gains words: the ipc-peers knit
@@ -41,6 +42,11 @@ var useCases = []report.UseCase{
 			report.Contains("knit", "CallBatch"),
 			report.Not(report.Contains("per message")), report.Not(report.Contains("spin")), report.Not(report.Contains("parked"))),
 		API: "Task.CallBatch + pool.WaitAll",
+		// The floor of the pool's own shape: the batch to a worker
+		// goroutine and back through two bare knit rings, waiting as the
+		// pool does; not the atomic limit's two locked threads, which on
+		// a loaded VM reads many times the rows it would bound.
+		Floor: report.Contains("limit", "SPSC rings there and back"),
 	},
 	{
 		Name:    "many producers, one consumer",

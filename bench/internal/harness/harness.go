@@ -52,3 +52,6 @@ func MeasureIdle(start func() (stop func(), err error), settle, window time.Dura
 func IdleRow(group, name string, tick time.Duration, start func(cfg Config) (stop func(), err error)) Row {
 	return harness.IdleRow(group, name, tick, start)
 }
+
+// KindOf is harness.KindOf.
+func KindOf(k Kind, name string) Kind { return harness.KindOf(k, name) }

@@ -113,7 +113,9 @@ func handoffRows(g handoffGroup) []harness.Row {
 		{Group: g.String(), Name: "examples/antspool on knit Slot", Start: func(harness.Config) (harness.Bench, error) {
 			return startGoPool(g, antsPool{antspool.New(g.workers, antspool.Options{})}), nil
 		}},
-		{Group: g.String(), Name: "examples/antspool on channels", Start: func(harness.Config) (harness.Bench, error) {
+		// A pool of this repository on Go channels, not the ants library:
+		// Go's, though its name says "ants".
+		{Group: g.String(), Name: "examples/antspool on channels", Kind: harness.KindGo, Start: func(harness.Config) (harness.Bench, error) {
 			return startGoPool(g, antsPool{antspool.NewChan(g.workers, antspool.Options{})}), nil
 		}},
 		{Group: g.String(), Name: "examples/inboxpool on knit MPSC inboxes", Start: func(harness.Config) (harness.Bench, error) {

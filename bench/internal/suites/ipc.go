@@ -17,7 +17,9 @@ import (
 var ipcPeersSuite = harness.Suite{
 	Name: "ipc-peers",
 	Description: "Round trip of a batch of messages to one worker (reply = v+1), by transport. " +
-		"The limit row hands the whole batch over with one atomic store each way between two locked threads.",
+		"The atomic limit hands the whole batch over with one atomic store each way between two locked threads; " +
+		"the rings' floor moves it to a worker goroutine and back through two bare knit SPSC rings, " +
+		"one PushBatch and PopBatch each way, each side waiting as the pool's do (a yield, then the ring's park): no pool, no futures.",
 	Reproduces: "Knitting's benchmarks (knittingdocs.netlify.app): \"IPC (Node)\": round trip of 1, 25, 50 messages to a worker, Knitting vs postMessage, websocket, HTTP",
 	Unit:       "round trip of the group's batch",
 	Ref:        refAtomic,
@@ -26,6 +28,7 @@ var ipcPeersSuite = harness.Suite{
 		rows = append(rows, ipcRows(refAtomic, cfg, func(cfg harness.Config, max int) (ipcTransport, error) {
 			return &atomicIPC{startAtomicPingPong(cfg, max)}, nil
 		})...)
+		rows = append(rows, ipcFloorRows(cfg)...)
 		rows = append(rows, ipcRows("chan worker", cfg, startChanIPC)...)
 		rows = append(rows, ipcRows("ants pool (1 worker)", cfg, startAntsIPC)...)
 		rows = append(rows, ipcRows("pond pool (1 worker)", cfg, startPondIPC)...)

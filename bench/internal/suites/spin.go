@@ -55,11 +55,14 @@ func hintLabel(k knit.Hint) string {
 	return k.String()
 }
 
+// spinRows: every hint row is knit's (knit.Pause, knit.SpinUntil), pure
+// Go included, so its Kind is set: the names ("pause", "loop (pure Go)")
+// say nothing of knit and would read as Go's own.
 func spinRows(harness.Config) []harness.Row {
 	const pause, handoff = "Pause: ns per hint", "SpinUntil handoff round trip (locked threads)"
 	var rows []harness.Row
 	for _, k := range hints() {
-		rows = append(rows, harness.Row{Group: pause, Name: hintLabel(k), Start: func(harness.Config) (harness.Bench, error) {
+		rows = append(rows, harness.Row{Group: pause, Name: hintLabel(k), Kind: harness.KindKnit, Start: func(harness.Config) (harness.Bench, error) {
 			restore, err := useHint(k)
 			if err != nil {
 				return nil, err
@@ -71,7 +74,7 @@ func spinRows(harness.Config) []harness.Row {
 		return startAtomicPingPong(cfg, 1), nil
 	}})
 	for _, k := range hints() {
-		rows = append(rows, harness.Row{Group: handoff, Name: hintLabel(k), Start: func(cfg harness.Config) (harness.Bench, error) {
+		rows = append(rows, harness.Row{Group: handoff, Name: hintLabel(k), Kind: harness.KindKnit, Start: func(cfg harness.Config) (harness.Bench, error) {
 			restore, err := useHint(k)
 			if err != nil {
 				return nil, err

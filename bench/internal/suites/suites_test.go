@@ -7,6 +7,7 @@ import (
 	"math"
 	"os"
 	"runtime"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -352,5 +353,132 @@ func TestHandoffChecksTasks(t *testing.T) {
 				t.Fatalf("Close: %v", err)
 			}
 		})
+	}
+}
+
+// TestRowKinds checks the kinds the rows' names cannot carry, and the
+// floors and knit rows of the Knitting-shaped suites at the scales a
+// run uses: every group of ipc-peers, types and payload has the rings'
+// floor as a limit row (payload's quick mode at payloadQuickFloors only),
+// every knit row of types and payload says which call it uses, and
+// payload has its knit rows at every size.
+func TestRowKinds(t *testing.T) {
+	for _, scale := range []harness.Scale{harness.Tiny, harness.Quick, harness.Full} {
+		cfg := harness.Config{Scale: scale}
+		for _, s := range All() {
+			floors, knitRows := map[string]int{}, map[string]int{}
+			groups := map[string]bool{}
+			for _, r := range s.Rows(cfg) {
+				groups[r.Group] = true
+				kind := harness.KindOf(r.Kind, r.Name)
+				switch {
+				case strings.Contains(r.Name, "SPSC rings there and back"):
+					if kind != harness.KindLimit {
+						t.Errorf("%s %s / %s: kind %s, want limit", scale, s.Name, r.Name, kind)
+					}
+					floors[r.Group]++
+				case s.Name == "spin" && r.Name != refAtomic && r.Name != "runtime.Gosched loop":
+					if kind != harness.KindKnit {
+						t.Errorf("%s spin / %s / %s: kind %s, want knit (a knit.Pause hint)", scale, r.Group, r.Name, kind)
+					}
+				case r.Name == "examples/antspool on channels":
+					if kind != harness.KindGo {
+						t.Errorf("%s %s / %s: kind %s, want go (a pool of this repository on channels)", scale, s.Name, r.Name, kind)
+					}
+				case kind == harness.KindKnit && (s.Name == "types" || s.Name == "payload"):
+					knitRows[r.Group]++
+					if !strings.Contains(r.Name, "Call per message") && !strings.Contains(r.Name, "CallBatch") {
+						t.Errorf("%s %s / %s / %s: a knit row that does not say which call it uses", scale, s.Name, r.Group, r.Name)
+					}
+				}
+			}
+			switch s.Name {
+			case "ipc-peers", "types", "payload":
+				for g := range groups {
+					quickless := s.Name == "payload" && scale == harness.Quick &&
+						!slices.ContainsFunc(payloadQuickFloors, func(n int) bool { return payloadGroup(n) == g })
+					if quickless {
+						if floors[g] != 0 {
+							t.Errorf("%s payload / %s: a floor row outside payloadQuickFloors", scale, g)
+						}
+					} else if floors[g] != 1 {
+						t.Errorf("%s %s / %s: %d floor rows, want 1", scale, s.Name, g, floors[g])
+					}
+				}
+			}
+			if s.Name == "payload" {
+				for g := range groups {
+					if knitRows[g] != 2 {
+						t.Errorf("%s payload / %s: %d knit rows, want 2 (string and []byte)", scale, g, knitRows[g])
+					}
+				}
+			}
+		}
+	}
+}
+
+// TestRingTrip checks the floor's transport: replies in order, batch
+// after batch, and send and recv as the types and payload rows call them.
+func TestRingTrip(t *testing.T) {
+	r := startRingTrip(4, func(v int64) int64 { return v + 1 })
+	msgs, replies := make([]int64, 4), make([]int64, 4)
+	for round := range 3 {
+		for i := range msgs {
+			msgs[i] = int64(round*10 + i*3)
+		}
+		if err := r.roundTrip(msgs, replies); err != nil {
+			t.Fatal(err)
+		}
+		for i, v := range replies {
+			if v != msgs[i]+1 {
+				t.Fatalf("round %d reply %d = %d, want %d", round, i, v, msgs[i]+1)
+			}
+		}
+	}
+	for round := range 3 {
+		for i := range 4 {
+			if err := r.send(int64(round*10 + i)); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := r.send(99); err == nil {
+			t.Fatal("a fifth value in flight on rings of 4 was taken")
+		}
+		for i := range 4 {
+			v, err := r.recv()
+			if err != nil || v != int64(round*10+i+1) {
+				t.Fatalf("round %d recv %d = %d, %v; want %d", round, i, v, err, round*10+i+1)
+			}
+		}
+	}
+	if _, err := r.recv(); err == nil {
+		t.Fatal("recv with nothing in flight did not fail")
+	}
+	if err := r.close(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestPayloadGroupOrder: payload's tables run from the smallest size to
+// the largest, whichever sizes have a floor row.
+func TestPayloadGroupOrder(t *testing.T) {
+	for _, scale := range []harness.Scale{harness.Tiny, harness.Quick, harness.Full} {
+		s, err := Lookup("payload")
+		if err != nil {
+			t.Fatal(err)
+		}
+		var groups []string
+		for _, r := range s[0].Rows(harness.Config{Scale: scale}) {
+			if !slices.Contains(groups, r.Group) {
+				groups = append(groups, r.Group)
+			}
+		}
+		var want []string
+		for _, n := range payloadSizes(scale) {
+			want = append(want, payloadGroup(n))
+		}
+		if !slices.Equal(groups, want) {
+			t.Errorf("%s: payload's groups %v, want %v", scale, groups, want)
+		}
 	}
 }

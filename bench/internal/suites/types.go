@@ -18,7 +18,8 @@ import (
 var typesSuite = harness.Suite{
 	Name: "types",
 	Description: "A value of each type sent to a worker goroutine and echoed back; " +
-		"count values per round trip.",
+		"count values per round trip. The floor (int) moves the count values to a worker goroutine and back " +
+		"through two bare knit SPSC rings, one PushBatch and PopBatch each way, each side waiting as the pool's do: no pool, no futures.",
 	Reproduces:  "Knitting's benchmarks (knittingdocs.netlify.app): \"All types in Knitting\": knitting-types 1 and 100",
 	Unit:        "round trip of count values",
 	Ref:         "chan int",
@@ -26,6 +27,7 @@ var typesSuite = harness.Suite{
 	Rows: func(cfg harness.Config) []harness.Row {
 		var rows []harness.Row
 		for _, count := range typeCounts(cfg.Scale) {
+			rows = append(rows, typesFloorRow(count))
 			for _, r := range chanTypeRows(count) {
 				if cfg.Scale != harness.Quick || slices.Contains(chanQuickTypes, r.Name) {
 					rows = append(rows, r)
