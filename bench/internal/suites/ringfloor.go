@@ -54,8 +54,8 @@ type ringTrip[In, Out any] struct {
 // values.
 func startRingTrip[In, Out any](batch int, fn func(In) Out) *ringTrip[In, Out] {
 	r := &ringTrip[In, Out]{
-		there:  knit.NewSPSC[In](batch),
-		back:   knit.NewSPSC[Out](batch),
+		there:  knit.NewSPSC[In](batch, knit.Park{}),
+		back:   knit.NewSPSC[Out](batch, knit.Park{}),
 		done:   make(chan struct{}),
 		staged: make([]In, 0, batch),
 		got:    make([]Out, 0, batch),
@@ -66,7 +66,8 @@ func startRingTrip[In, Out any](batch int, fn func(In) Out) *ringTrip[In, Out] {
 
 func (r *ringTrip[In, Out]) work(batch int, fn func(In) Out) {
 	defer close(r.done)
-	there, back := r.there.Consumer(), r.back.Producer()
+	_, there := r.there.Ends()
+	back, _ := r.back.Ends()
 	defer back.Close()
 	ctx := context.Background()
 	in, out := make([]In, batch), make([]Out, batch)
@@ -113,10 +114,11 @@ func (r *ringTrip[In, Out]) roundTrip(msgs []In, replies []Out) error {
 		return fmt.Errorf("floor rings: %d messages, %d replies", len(msgs), len(replies))
 	}
 	ctx := context.Background()
-	if _, err := r.there.Producer().PushBatch(ctx, msgs); err != nil {
+	there, _ := r.there.Ends()
+	if _, err := there.PushBatch(ctx, msgs); err != nil {
 		return fmt.Errorf("floor rings: %w", err)
 	}
-	back := r.back.Consumer()
+	_, back := r.back.Ends()
 	for got := 0; got < len(replies); {
 		m, err := popBatchYield(ctx, back, replies[got:])
 		if err != nil {
@@ -155,7 +157,8 @@ func (r *ringTrip[In, Out]) recv() (Out, error) {
 }
 
 func (r *ringTrip[In, Out]) close() error {
-	r.there.Producer().Close()
+	there, _ := r.there.Ends()
+	there.Close()
 	<-r.done
 	return nil
 }
