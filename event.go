@@ -429,70 +429,6 @@ func (e *Event) countWakes(k int32) {
 // benchmarks that chose it, and the tests, change it.
 var eventYield = true
 
-// The deferred handoff. A goroutine that Notify readies goes to the
-// notifier's P and runs when the notifier blocks, as a channel receiver
-// does. In a request and reply the notifier blocks at once, in Wait for
-// the reply, and would park there: two parks and two wakes per round
-// trip. So a Notify that wakes a waiter leaves a note on its P, and a
-// Wait on that P soon after, if it must sleep, first yields the P (to
-// the back of the local run queue) and re-checks: the woken goroutine
-// runs, usually replies, and the waiter returns without parking. The
-// replier's own Notify leaves a note too, so its next Wait yields back,
-// and a steady request and reply runs with no park at all. A stream's
-// producer does not wait soon after its Notify, and its note goes
-// stale. The alternatives measured worse (BENCHMARKS.md, "Parking"):
-// the semaphore's own handoff, a yield in every release, cut a stream's
-// throughput many times over; a yield in every Wait slowed a stream.
-// A stale note costs one yield.
-//
-// readied[p % len] is the cycle counter (never 0) when a Notify on P p
-// last woke a waiter, 0 before the first. Each slot has its own cache
-// line, so Ps do not contend for the notes.
-var readied [64]struct {
-	v atomic.Uint64
-	_ [CacheLineSize - 8]byte
-}
-
-// A note that never expires (cleared by the Wait that takes it) saves
-// the two counter reads and measured a little faster on a request and
-// reply, but a stale note then makes a stream's consumer yield, which
-// cost batch-1 SPSC far more per item (BENCHMARKS.md, "Parking").
-// Hence the window.
-//
-// readiedWindow is how soon after the Notify, in counter ticks, a Wait
-// takes its note: about 400 ns, long enough for a notifier that blocks
-// right after its Notify, short enough that a producer that notifies
-// now and then between bursts of work does not yield. amd64 does not
-// know its TSC rate before calibration (see calibrateClock), so it takes
-// 1024 ticks: 250 ns to 1 µs at 1-4 GHz.
-var readiedWindow = func() uint64 {
-	if hz := archCounterHz(); hz > 0 {
-		return uint64(hz) * 400 / 1e9
-	}
-	return 1024
-}()
-
-func markReadied() {
-	readied[curP()%len(readied)].v.Store(archCycles() | 1)
-}
-
-// clearReadied takes back the note on the caller's P, if there is one: a
-// load first, since the note is most often clear already and the store
-// is an XCHG.
-func clearReadied() {
-	if r := &readied[curP()%len(readied)].v; r.Load() != 0 {
-		r.Store(0)
-	}
-}
-
-// takeReadied reports a note on the caller's P from a Notify less than
-// readiedWindow ago. It leaves the note: a second Wait within the
-// window yields too, and clearing it would cost every taker a store.
-func takeReadied() bool {
-	t := readied[curP()%len(readied)].v.Load()
-	return t != 0 && archCycles()-t < readiedWindow
-}
-
 // sleepQueue is Wait's runtime phase. A sleeper that finds no other
 // asleep, with a ctx that cannot be cancelled, parks on the Event's solo
 // word: no lock, no node. Any other queues a node of its own on the wait
@@ -659,46 +595,6 @@ func (e *Event) sleepFutex(ctx context.Context, done <-chan struct{}, t uint32) 
 		c.disarm()
 	}
 	return err
-}
-
-// futexCancel is a futex sleeper's cancellation hook, allocated only for
-// a cancellable ctx (so Wait with context.Background stays allocation
-// free).
-type futexCancel struct {
-	e    *Event
-	left atomic.Bool // the sleeper is out of its loop: no kick needed
-	stop func() bool
-}
-
-func (e *Event) armCancel(ctx context.Context) *futexCancel {
-	c := &futexCancel{e: e}
-	c.stop = context.AfterFunc(ctx, c.fire)
-	return c
-}
-
-// fire kicks even if the word has moved since the sleeper's ticket: a
-// Notify(1) may have woken another sleeper and left this one in the
-// kernel on a stale ticket. It skips the kick once the sleeper has left,
-// when it would only wake the others for nothing.
-func (c *futexCancel) fire() {
-	if !c.left.Load() {
-		c.e.kick()
-	}
-}
-
-func (c *futexCancel) disarm() {
-	c.left.Store(true)
-	c.stop()
-}
-
-// kick wakes every futex sleeper for a cancellation. It changes the word,
-// so the other waiters return a spurious nil and re-check.
-func (e *Event) kick() {
-	e.seq.Add(1)
-	if e.fsleep.Load() != 0 {
-		e.countWakes(1)
-		FutexWake(&e.seq, math.MaxInt32)
-	}
 }
 
 // eventTestYield, when set by a test, is called at the points of the
