@@ -74,9 +74,9 @@ type Event struct {
 	qsleep atomic.Int32
 
 	// wakes counts the wakes Notify and cancellation issued (futex wake
-	// syscalls, park words taken, goroutines sent a token) while
-	// eventCountWakes is set, which only the tests do: an atomic add on
-	// every wake is a cost the doorbell does not need.
+	// syscalls, park words taken, goroutines sent a token) while a test
+	// asks for it (testHooks.countWakes): an atomic add on every wake is
+	// a cost the doorbell does not need.
 	wakes atomic.Uint32
 
 	// solo is the word a runtime sleeper parks on when it finds no
@@ -259,7 +259,7 @@ func (e *Event) Wait(ctx context.Context, t Ticket, p Park) error {
 		return nil
 	}
 	eventRaceHook()
-	if haveLinkname && eventYield && p.Backend.resolve() == BackendRuntime && takeReadied() {
+	if haveLinkname && deferredHandoff() && p.Backend.resolve() == BackendRuntime && takeReadied() {
 		// The deferred handoff (see readied): a Notify on this P just
 		// woke a goroutine, most likely the one that will make our
 		// condition true. Let it run first; like a spin, this phase is
@@ -416,18 +416,11 @@ func (e *Event) sleepers() int32 {
 	return e.fsleep.Load() + e.qsleep.Load()
 }
 
-// eventCountWakes turns on the wakes counter; set by the tests' init.
-var eventCountWakes bool
-
 func (e *Event) countWakes(k int32) {
-	if eventCountWakes {
+	if countingWakes() {
 		e.wakes.Add(uint32(k))
 	}
 }
-
-// eventYield (on by default) enables the deferred handoff; only the
-// benchmarks that chose it, and the tests, change it.
-var eventYield = true
 
 // sleepQueue is Wait's runtime phase. A sleeper that finds no other
 // asleep, with a ctx that cannot be cancelled, parks on the Event's solo
@@ -467,7 +460,7 @@ func (e *Event) sleepQueue(ctx context.Context, done <-chan struct{}, t uint32) 
 	if w.parks = parks; parks {
 		w.word.claim()
 	}
-	w.onSema = done == nil && raceBuild && haveLinkname && !eventNoSema
+	w.onSema = done == nil && raceBuild && haveLinkname && !waitListOnly()
 	e.q.push(w)
 	e.mu.Unlock()
 	eventRaceHook()
@@ -488,7 +481,7 @@ func (e *Event) sleepQueue(ctx context.Context, done <-chan struct{}, t uint32) 
 // parkLinked reports whether runtime sleepers may park on park words:
 // the runtime's park is linked, the build has no race detector (see
 // parkWordUnlock), and no test has asked for channels.
-func parkLinked() bool { return haveLinkname && !raceBuild && !eventNoSema }
+func parkLinked() bool { return haveLinkname && !raceBuild && !waitListOnly() }
 
 // enqueue is sleepQueue for a Select's node w, which sleeps elsewhere: it
 // queues w unless seq has moved since the ticket t (S1, S2 as in
@@ -595,21 +588,4 @@ func (e *Event) sleepFutex(ctx context.Context, done <-chan struct{}, t uint32) 
 		c.disarm()
 	}
 	return err
-}
-
-// eventTestYield, when set by a test, is called at the points of the
-// protocol where another goroutine's step could slip in (between a
-// count and the check it guards), to widen those windows from
-// nanoseconds to a reschedule. Nil outside tests; set only while no
-// Event is in use.
-var eventTestYield func()
-
-// eventNoSema, set by a test while no Event is in use, sends every
-// runtime sleeper to the wait list, as a knit_nolinkname build does.
-var eventNoSema bool
-
-func eventRaceHook() {
-	if eventTestYield != nil {
-		eventTestYield()
-	}
 }

@@ -374,22 +374,23 @@ func TestEventCancelThenNotify(t *testing.T) {
 }
 
 // TestEventRaceWindows reruns the ping-pong, the one-item test and the
-// handoff with eventTestYield set: every step of the protocol where a
+// handoff with the eventGap hook set: every step of the protocol where a
 // count and the check it guards could be split by another goroutine now
 // reschedules or pauses at random, so an ordering mistake there (a
 // sleeper counted after it queued, a notifier reading the count before
 // bumping the word) shows up as a lost wakeup within a few thousand
 // rounds instead of once in a blue moon.
 func TestEventRaceWindows(t *testing.T) {
-	eventTestYield = func() {
-		switch r := rand.IntN(8); {
-		case r == 0:
-			runtime.Gosched()
-		case r < 4:
-			Pause(rand.IntN(128))
+	defer setHooks(func(h *testHooks) {
+		h.eventGap = func() {
+			switch r := rand.IntN(8); {
+			case r == 0:
+				runtime.Gosched()
+			case r < 4:
+				Pause(rand.IntN(128))
+			}
 		}
-	}
-	defer func() { eventTestYield = nil }()
+	})()
 	t.Run("pingpong", TestEventPingPong)
 	t.Run("oneitem", TestEventOneItemNoLostWakeup)
 	t.Run("cancelthennotify", TestEventCancelThenNotify)
@@ -1024,8 +1025,6 @@ func TestEventWaitNoAlloc(t *testing.T) {
 		})
 	}
 }
-
-func init() { eventCountWakes = true }
 
 // TestEventWaitFor: WaitFor returns once its condition holds, whether it
 // held before the call, came true while it slept, or came true between

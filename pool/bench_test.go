@@ -401,8 +401,7 @@ func BenchmarkCallBatchGrains(b *testing.B) {
 		}
 		for _, g := range []int64{1, 2, 4, 8, 16, 50} {
 			b.Run(fmt.Sprintf("%s/grains=%d", shape.name, g), func(b *testing.B) {
-				defer func(old int64) { packetGrains = old }(packetGrains)
-				packetGrains = g
+				defer setHooks(func(h *testHooks) { h.grains = g })()
 				p := New(Config{Workers: 2, Park: knit.Park{Spin: knit.NoSpin}})
 				defer p.Close()
 				tk := NewTask(p, work)

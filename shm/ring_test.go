@@ -636,8 +636,7 @@ func TestNoLostWakeup(t *testing.T) {
 	// With the sleeper paused inside its protocol, so the peer publishes
 	// exactly where a broken protocol would lose the wake. The delay only
 	// makes that interleaving likely; the test holds whatever the timing.
-	parkDelay = func() { time.Sleep(20 * time.Microsecond) }
-	defer func() { parkDelay = nil }()
+	defer setHooks(func(h *testHooks) { h.parkDelay = func() { time.Sleep(20 * time.Microsecond) } })()
 	t.Run("delayed", func(t *testing.T) { noLostWakeup(t, scale(1000, 300)) })
 }
 
