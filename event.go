@@ -304,11 +304,10 @@ func (e *Event) Notify(n int) {
 // the total order either W2 comes after N1, the re-check sees the store
 // and the waiter does not wait; or N2 comes after W1, and Notify sees
 // waiters != 0. Notify then increments seq (N3). If N3 came before the
-// ticket load, the
-// ticket includes it, and N1 (before N3) is before the re-check (after
-// the ticket load): the re-check sees it. Otherwise seq != t from N3
-// on, and that is what every waiting phase tests, in a way that cannot
-// miss a change made after it looked:
+// ticket load, the ticket includes it, and N1 (before N3) is before the
+// re-check (after the ticket load): the re-check sees it. Otherwise
+// seq != t from N3 on, and that is what every waiting phase tests, in a
+// way that cannot miss a change made after it looked:
 //
 //   - spinning: SpinUntil(&seq, t) returns as soon as seq != t;
 //   - yielding (the deferred handoff): Wait loads seq after the yield;
@@ -321,10 +320,9 @@ func (e *Event) Notify(n int) {
 // loads the counts (N3, N4). In the total order either S2 sees seq != t
 // and the waiter does not sleep, or N4 sees the count and Notify wakes:
 // a futex wake, or a wake addressed to each waiter it takes off the
-// list (under mu, which the sleeper held while it checked seq and
-// queued itself). So Notify issues a wake only when
-// some waiter has gone past its spin; spinners are woken by the change
-// of seq alone.
+// list (under mu, which the sleeper held while it checked seq and queued
+// itself). So Notify issues a wake only when some waiter has gone past
+// its spin; spinners are woken by the change of seq alone.
 //
 // Which waiters Notify(n) wakes: up to n sleepers whenever any sleep,
 // even when spinning waiters are registered that the change of seq

@@ -20,11 +20,10 @@ import (
 //
 // The producer side adds Close, the consumer side All, and both Len and
 // Cap. [Producer] and [Consumer] state each call's contract once; the
-// methods of every ring point here. MPSC, SPMC, MPMC, Mailbox and
-// Backlog have
-// both sides ([Queue]); an SPSC or Words ring hands each side out as an
-// end ([SPSC.Producer], [SPSC.Consumer]), and a Broadcast is a producer
-// whose Subscriptions are consumers.
+// methods of every ring point here. MPSC, SPMC, MPMC, Mailbox and Backlog
+// have both sides ([Queue]); an SPSC or Words ring hands each side out as
+// an end ([SPSC.Producer], [SPSC.Consumer]), and a Broadcast is a
+// producer whose Subscriptions are consumers.
 //
 // Errors: ErrFull and ErrEmpty only from the Try calls, ErrClosed from a
 // push on a closed ring and from a pop on a closed ring that is drained,
@@ -97,11 +96,10 @@ type Consumer[T any] interface {
 	Cap() int
 }
 
-// Queue is a ring with both sides: MPSC, SPMC, MPMC, Mailbox and
-// Backlog. Code
-// that takes any knit ring takes a Queue, or the side it uses, Producer
-// or Consumer; the interfaces have exported methods only, so a caller's
-// own queue, or a test double, implements them too.
+// Queue is a ring with both sides: MPSC, SPMC, MPMC, Mailbox and Backlog.
+// Code that takes any knit ring takes a Queue, or the side it uses,
+// Producer or Consumer; the interfaces have exported methods only, so a
+// caller's own queue, or a test double, implements them too.
 type Queue[T any] interface {
 	Producer[T]
 	Consumer[T]

@@ -47,11 +47,11 @@ import (
 // whose element has none (a quit channel of struct{}); or up to two of
 // the latter. Other channel cases (two sized channels of different
 // element types, or more) sleep in reflect.Select, which allocates a
-// receive buffer per call. (A set of
-// wait nodes is made anew when a waker still held one as Select left.)
-// Select itself allocates its state when it must wait: a loop should
-// make a Selector once and call its Select, and can switch a case off
-// and on (Selector.Disable) as a nil channel does in a select statement.
+// receive buffer per call. (A set of wait nodes is made anew when a waker
+// still held one as Select left.) Select itself allocates its state when
+// it must wait: a loop should make a Selector once and call its Select,
+// and can switch a case off and on (Selector.Disable) as a nil channel
+// does in a select statement.
 func Select(ctx context.Context, cases ...Case) (int, error) {
 	if err := ctxErr(ctx); err != nil {
 		return -1, err

@@ -287,12 +287,11 @@ func (s *Slot[T]) Len() int {
 // where the tests and BenchmarkSlotRule ask for it to compare.
 //
 // Handoff measured faster than Notify in every shape BenchmarkSlotRule
-// runs, at GOMAXPROCS 1 and 2 (docs/pool-authors.md, "Handoff or
-// Notify", has the figures). The
-// submitter's next step is to find a free worker, which once the pool is
-// busy means waiting for one: with Notify the worker runs only after the
-// submitter parked, and wakes it again. GOMAXPROCS is not read: no
-// setting measured turned the answer over.
+// runs, at GOMAXPROCS 1 and 2 (docs/pool-authors.md, "Handoff or Notify",
+// has the figures). The submitter's next step is to find a free worker,
+// which once the pool is busy means waiting for one: with Notify the
+// worker runs only after the submitter parked, and wakes it again.
+// GOMAXPROCS is not read: no setting measured turned the answer over.
 func slotHandoff() bool { return !slotNotifies() }
 
 // The solo taker. A Slot's solo word is a parkWord (parkword.go): free,
