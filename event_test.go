@@ -208,10 +208,19 @@ func waitSleepers(t testing.TB, e *Event, n int32) {
 	for e.sleepers() < n {
 		time.Sleep(100 * time.Microsecond)
 	}
-	// Counted is not yet asleep; give the sleepers time to get there, so
-	// the wake path is the one exercised (correctness does not depend on
-	// it).
-	time.Sleep(2 * time.Millisecond)
+	// Counted is not yet asleep. Wait until they are, parked or in the
+	// futex call, so that the wake path is the one exercised.
+	for asleepOn(e) < int(n) {
+		time.Sleep(100 * time.Microsecond)
+	}
+}
+
+// asleepOn counts the goroutines asleep in e's sleep phases: parked by
+// the scheduler in sleepQueue, or in the futex system call in
+// sleepFutex.
+func asleepOn(e *Event) int {
+	return testutil.Blocked(fmt.Sprintf("(*Event).sleepQueue(%p", e)) +
+		testutil.Blocked(fmt.Sprintf("(*Event).sleepFutex(%p", e))
 }
 
 // TestEventCtx: a sleeping waiter returns ctx.Err() promptly on

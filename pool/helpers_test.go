@@ -67,6 +67,11 @@ func workerGoroutines(d time.Duration) string {
 	return strings.Join(leaked, "\n\n")
 }
 
+// blockedIn counts the goroutines blocked (parked, or in a system call)
+// with frame in their stack: how a test waits for a goroutine to be
+// asleep rather than for a while.
+func blockedIn(frame string) int { return testutil.Blocked(frame) }
+
 // allStacks is every goroutine's stack, however many there are.
 func allStacks() string {
 	buf := make([]byte, 1<<16)

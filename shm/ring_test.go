@@ -408,8 +408,11 @@ func TestCloseSemantics(t *testing.T) {
 	ctx := context.Background()
 	t.Run("producer closes", func(t *testing.T) {
 		p, c := pair(t, 1024)
-		p.Send(ctx, []byte("a"))
-		p.Send(ctx, []byte("b"))
+		for _, m := range []string{"a", "b"} {
+			if err := p.Send(ctx, []byte(m)); err != nil {
+				t.Fatalf("Send %q: %v", m, err)
+			}
+		}
 		p.Close()
 		p.Close()
 		if err := p.Send(ctx, []byte("c")); !errors.Is(err, ErrClosed) {
