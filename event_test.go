@@ -219,8 +219,7 @@ func waitSleepers(t testing.TB, e *Event, n int32) {
 // the scheduler in sleepQueue, or in the futex system call in
 // sleepFutex.
 func asleepOn(e *Event) int {
-	return testutil.Blocked(fmt.Sprintf("(*Event).sleepQueue(%p", e)) +
-		testutil.Blocked(fmt.Sprintf("(*Event).sleepFutex(%p", e))
+	return testutil.Blocked(fmt.Sprintf("(*Event).sleepQueue(%p", e), fmt.Sprintf("(*Event).sleepFutex(%p", e))
 }
 
 // TestEventCtx: a sleeping waiter returns ctx.Err() promptly on
