@@ -1,5 +1,7 @@
 package knit
 
+import "sync/atomic"
+
 // The test seam: every knob the tests and benchmarks turn inside this
 // package, in one place.
 //
@@ -11,18 +13,21 @@ package knit
 // the library keeps one variable, hooks, that is nil in every program
 // but a test binary: only the package's _test.go files set it
 // (hooks_test.go's setHooks, and its init). Each hook site is a load of
-// hooks, a word no program writes after init outside the tests and so
-// stays in every core's cache, and a branch that is never taken: the
-// cost the separate flags and func variables it replaces had, with the
-// whole surface the tests reach in one type. The hot paths that take no
-// hook at all (Notify and Handoff with nobody registered, Prepare,
-// Cancel, the rings' Try calls) read nothing new.
+// hooks, a word no program writes outside the tests and so stays in
+// every core's cache, and a branch that is never taken: the cost the
+// separate flags and func variables it replaces had, with the whole
+// surface the tests reach in one type. Every site is on a path that is
+// about to sleep, wake a sleeper or retry a lost CAS; the hot paths
+// (Notify and Handoff with nobody registered, Prepare, Cancel, the
+// rings' Try calls) read nothing new.
 //
-// hooks is a plain pointer, not an atomic.Pointer (an acquire load on
-// arm64 at every site): a test installs or restores it only while no
-// Event, Slot or ring is in use, and the race detector reports a test
-// that does otherwise.
-var hooks *testHooks
+// hooks is an atomic.Pointer, whose load is a MOV on amd64 and an LDAR
+// on arm64, rather than a plain pointer: one word holds both what the
+// tests set at init (countWakes) and what a test swaps for its run, and
+// a goroutine an earlier test left behind (a ctx's AfterFunc that kicks
+// a futex sleeper) may still read it during the swap. A test swaps it
+// only while its own Events, Slots and rings are idle.
+var hooks atomic.Pointer[testHooks]
 
 // testHooks is what a test may change. The zero value is the library's
 // own behaviour.
@@ -54,24 +59,40 @@ type testHooks struct {
 	noSeqBackoff bool
 }
 
+// eventRaceHook and slotRaceHook stay small enough to inline: the
+// load and the branch; the rest, out of line, runs only in the tests.
 func eventRaceHook() {
-	if h := hooks; h != nil && h.eventGap != nil {
-		h.eventGap()
+	if hooks.Load() != nil {
+		callGap(false)
 	}
 }
 
 func slotRaceHook() {
-	if h := hooks; h != nil && h.slotGap != nil {
-		h.slotGap()
+	if hooks.Load() != nil {
+		callGap(true)
 	}
 }
 
-func countingWakes() bool { h := hooks; return h != nil && h.countWakes }
+func callGap(slot bool) {
+	h := hooks.Load()
+	if h == nil {
+		return
+	}
+	g := h.eventGap
+	if slot {
+		g = h.slotGap
+	}
+	if g != nil {
+		g()
+	}
+}
 
-func waitListOnly() bool { h := hooks; return h != nil && h.noSema }
+func countingWakes() bool { h := hooks.Load(); return h != nil && h.countWakes }
 
-func deferredHandoff() bool { h := hooks; return h == nil || !h.noHandoff }
+func waitListOnly() bool { h := hooks.Load(); return h != nil && h.noSema }
 
-func slotNotifies() bool { h := hooks; return h != nil && h.slotNotify }
+func deferredHandoff() bool { h := hooks.Load(); return h == nil || !h.noHandoff }
 
-func seqBackoff() bool { h := hooks; return h == nil || !h.noSeqBackoff }
+func slotNotifies() bool { h := hooks.Load(); return h != nil && h.slotNotify }
+
+func seqBackoff() bool { h := hooks.Load(); return h == nil || !h.noSeqBackoff }

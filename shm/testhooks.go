@@ -5,8 +5,10 @@ package shm
 // plain `go test` must run the hooked tests, so no build tag can remove
 // the sites; hooks stays nil outside a test binary, only _test.go files
 // set it (hooks_test.go's setHooks), and each site costs a load of a word
-// nobody writes and a branch never taken. Set it only while no Region or
-// Ring is in use: it is read without synchronisation.
+// nobody writes and a branch never taken. Unlike the root package's, it
+// is a plain pointer: it holds nothing set at init, so only the test
+// that swaps it reads it, and that test swaps it only while no Region or
+// Ring is in use.
 var hooks *testHooks
 
 // testHooks is what a test may change; the zero value is the package's
