@@ -13,24 +13,26 @@ import (
 // Every ring publishes (an index, a slot's sequence, the closed bit) with
 // a release store (publish, storeRel): a plain MOV on amd64, where x86-TSO
 // makes every store a release, STLR on arm64, sync/atomic's Store
-// elsewhere and under the race detector. The matching loads are sync/atomic Loads, which
-// are acquire loads (MOV on amd64, LDAR on arm64): a reader that sees the
-// published value sees every write the publisher made before it.
+// elsewhere and under the race detector. The matching loads are
+// sync/atomic Loads, which are acquire loads (MOV on amd64, LDAR on
+// arm64): a reader that sees the published value sees every write the
+// publisher made before it.
 //
 // Release/acquire orders one direction; the doorbell needs the other.
 // The Event's argument ("Why no wakeup is lost", beside its notify) has
 // the publisher store, then load the waiter count, and the waiter
 // register (a locked add), then re-check: Dekker's pattern, which needs
-// the publisher's store ordered before its load. On arm64 it is: a Load-Acquire (LDAR) is never satisfied
-// before an earlier Store-Release (STLR) of the same thread is visible
-// (ARMv8's release/acquire are sequentially consistent with each other),
-// and sync/atomic's Load and Store are exactly LDAR and STLR. On amd64 a
-// load may pass an earlier store still in the store buffer, so a
-// publisher could read "no waiter" while its store is not yet visible to
-// the waiter's re-check: a lost wakeup. A fence after every publish would
-// cost what the release store saves, since the fence waits for the line
-// the other side is polling. So on amd64 the waiter pays instead, and
-// only when it matters: each bell has a mode.
+// the publisher's store ordered before its load. On arm64 it is: a
+// Load-Acquire (LDAR) is never satisfied before an earlier Store-Release
+// (STLR) of the same thread is visible (ARMv8's release/acquire are
+// sequentially consistent with each other), and sync/atomic's Load and
+// Store are exactly LDAR and STLR. On amd64 a load may pass an earlier
+// store still in the store buffer, so a publisher could read "no waiter"
+// while its store is not yet visible to the waiter's re-check: a lost
+// wakeup. A fence after every publish would cost what the release store
+// saves, since the fence waits for the line the other side is polling. So
+// on amd64 the waiter pays instead, and only when it matters: each bell
+// has a mode.
 //
 //	modeFenced     publishers store with XCHG, which is a full fence,
 //	               before they load the waiter count; the initial mode

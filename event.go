@@ -74,9 +74,9 @@ type Event struct {
 	qsleep atomic.Int32
 
 	// wakes counts the wakes Notify and cancellation issued (futex wake
-	// syscalls, park words taken, goroutines sent a token) while
-	// eventCountWakes is set, which only the tests do: an atomic add on
-	// every wake is a cost the doorbell does not need.
+	// syscalls, park words taken, goroutines sent a token) while a test
+	// asks for it (testHooks.countWakes): an atomic add on every wake is
+	// a cost the doorbell does not need.
 	wakes atomic.Uint32
 
 	// solo is the word a runtime sleeper parks on when it finds no
@@ -259,7 +259,7 @@ func (e *Event) Wait(ctx context.Context, t Ticket, p Park) error {
 		return nil
 	}
 	eventRaceHook()
-	if haveLinkname && eventYield && p.Backend.resolve() == BackendRuntime && takeReadied() {
+	if haveLinkname && deferredHandoff() && p.Backend.resolve() == BackendRuntime && takeReadied() {
 		// The deferred handoff (see readied): a Notify on this P just
 		// woke a goroutine, most likely the one that will make our
 		// condition true. Let it run first; like a spin, this phase is
@@ -304,11 +304,10 @@ func (e *Event) Notify(n int) {
 // the total order either W2 comes after N1, the re-check sees the store
 // and the waiter does not wait; or N2 comes after W1, and Notify sees
 // waiters != 0. Notify then increments seq (N3). If N3 came before the
-// ticket load, the
-// ticket includes it, and N1 (before N3) is before the re-check (after
-// the ticket load): the re-check sees it. Otherwise seq != t from N3
-// on, and that is what every waiting phase tests, in a way that cannot
-// miss a change made after it looked:
+// ticket load, the ticket includes it, and N1 (before N3) is before the
+// re-check (after the ticket load): the re-check sees it. Otherwise
+// seq != t from N3 on, and that is what every waiting phase tests, in a
+// way that cannot miss a change made after it looked:
 //
 //   - spinning: SpinUntil(&seq, t) returns as soon as seq != t;
 //   - yielding (the deferred handoff): Wait loads seq after the yield;
@@ -321,10 +320,9 @@ func (e *Event) Notify(n int) {
 // loads the counts (N3, N4). In the total order either S2 sees seq != t
 // and the waiter does not sleep, or N4 sees the count and Notify wakes:
 // a futex wake, or a wake addressed to each waiter it takes off the
-// list (under mu, which the sleeper held while it checked seq and
-// queued itself). So Notify issues a wake only when
-// some waiter has gone past its spin; spinners are woken by the change
-// of seq alone.
+// list (under mu, which the sleeper held while it checked seq and queued
+// itself). So Notify issues a wake only when some waiter has gone past
+// its spin; spinners are woken by the change of seq alone.
 //
 // Which waiters Notify(n) wakes: up to n sleepers whenever any sleep,
 // even when spinning waiters are registered that the change of seq
@@ -416,81 +414,10 @@ func (e *Event) sleepers() int32 {
 	return e.fsleep.Load() + e.qsleep.Load()
 }
 
-// eventCountWakes turns on the wakes counter; set by the tests' init.
-var eventCountWakes bool
-
 func (e *Event) countWakes(k int32) {
-	if eventCountWakes {
+	if countingWakes() {
 		e.wakes.Add(uint32(k))
 	}
-}
-
-// eventYield (on by default) enables the deferred handoff; only the
-// benchmarks that chose it, and the tests, change it.
-var eventYield = true
-
-// The deferred handoff. A goroutine that Notify readies goes to the
-// notifier's P and runs when the notifier blocks, as a channel receiver
-// does. In a request and reply the notifier blocks at once, in Wait for
-// the reply, and would park there: two parks and two wakes per round
-// trip. So a Notify that wakes a waiter leaves a note on its P, and a
-// Wait on that P soon after, if it must sleep, first yields the P (to
-// the back of the local run queue) and re-checks: the woken goroutine
-// runs, usually replies, and the waiter returns without parking. The
-// replier's own Notify leaves a note too, so its next Wait yields back,
-// and a steady request and reply runs with no park at all. A stream's
-// producer does not wait soon after its Notify, and its note goes
-// stale. The alternatives measured worse (BENCHMARKS.md, "Parking"):
-// the semaphore's own handoff, a yield in every release, cut a stream's
-// throughput many times over; a yield in every Wait slowed a stream.
-// A stale note costs one yield.
-//
-// readied[p % len] is the cycle counter (never 0) when a Notify on P p
-// last woke a waiter, 0 before the first. Each slot has its own cache
-// line, so Ps do not contend for the notes.
-var readied [64]struct {
-	v atomic.Uint64
-	_ [CacheLineSize - 8]byte
-}
-
-// A note that never expires (cleared by the Wait that takes it) saves
-// the two counter reads and measured a little faster on a request and
-// reply, but a stale note then makes a stream's consumer yield, which
-// cost batch-1 SPSC far more per item (BENCHMARKS.md, "Parking").
-// Hence the window.
-//
-// readiedWindow is how soon after the Notify, in counter ticks, a Wait
-// takes its note: about 400 ns, long enough for a notifier that blocks
-// right after its Notify, short enough that a producer that notifies
-// now and then between bursts of work does not yield. amd64 does not
-// know its TSC rate before calibration (see calibrateClock), so it takes
-// 1024 ticks: 250 ns to 1 µs at 1-4 GHz.
-var readiedWindow = func() uint64 {
-	if hz := archCounterHz(); hz > 0 {
-		return uint64(hz) * 400 / 1e9
-	}
-	return 1024
-}()
-
-func markReadied() {
-	readied[curP()%len(readied)].v.Store(archCycles() | 1)
-}
-
-// clearReadied takes back the note on the caller's P, if there is one: a
-// load first, since the note is most often clear already and the store
-// is an XCHG.
-func clearReadied() {
-	if r := &readied[curP()%len(readied)].v; r.Load() != 0 {
-		r.Store(0)
-	}
-}
-
-// takeReadied reports a note on the caller's P from a Notify less than
-// readiedWindow ago. It leaves the note: a second Wait within the
-// window yields too, and clearing it would cost every taker a store.
-func takeReadied() bool {
-	t := readied[curP()%len(readied)].v.Load()
-	return t != 0 && archCycles()-t < readiedWindow
 }
 
 // sleepQueue is Wait's runtime phase. A sleeper that finds no other
@@ -531,7 +458,7 @@ func (e *Event) sleepQueue(ctx context.Context, done <-chan struct{}, t uint32) 
 	if w.parks = parks; parks {
 		w.word.claim()
 	}
-	w.onSema = done == nil && raceBuild && haveLinkname && !eventNoSema
+	w.onSema = done == nil && raceBuild && haveLinkname && !waitListOnly()
 	e.q.push(w)
 	e.mu.Unlock()
 	eventRaceHook()
@@ -552,7 +479,7 @@ func (e *Event) sleepQueue(ctx context.Context, done <-chan struct{}, t uint32) 
 // parkLinked reports whether runtime sleepers may park on park words:
 // the runtime's park is linked, the build has no race detector (see
 // parkWordUnlock), and no test has asked for channels.
-func parkLinked() bool { return haveLinkname && !raceBuild && !eventNoSema }
+func parkLinked() bool { return haveLinkname && !raceBuild && !waitListOnly() }
 
 // enqueue is sleepQueue for a Select's node w, which sleeps elsewhere: it
 // queues w unless seq has moved since the ticket t (S1, S2 as in
@@ -659,61 +586,4 @@ func (e *Event) sleepFutex(ctx context.Context, done <-chan struct{}, t uint32) 
 		c.disarm()
 	}
 	return err
-}
-
-// futexCancel is a futex sleeper's cancellation hook, allocated only for
-// a cancellable ctx (so Wait with context.Background stays allocation
-// free).
-type futexCancel struct {
-	e    *Event
-	left atomic.Bool // the sleeper is out of its loop: no kick needed
-	stop func() bool
-}
-
-func (e *Event) armCancel(ctx context.Context) *futexCancel {
-	c := &futexCancel{e: e}
-	c.stop = context.AfterFunc(ctx, c.fire)
-	return c
-}
-
-// fire kicks even if the word has moved since the sleeper's ticket: a
-// Notify(1) may have woken another sleeper and left this one in the
-// kernel on a stale ticket. It skips the kick once the sleeper has left,
-// when it would only wake the others for nothing.
-func (c *futexCancel) fire() {
-	if !c.left.Load() {
-		c.e.kick()
-	}
-}
-
-func (c *futexCancel) disarm() {
-	c.left.Store(true)
-	c.stop()
-}
-
-// kick wakes every futex sleeper for a cancellation. It changes the word,
-// so the other waiters return a spurious nil and re-check.
-func (e *Event) kick() {
-	e.seq.Add(1)
-	if e.fsleep.Load() != 0 {
-		e.countWakes(1)
-		FutexWake(&e.seq, math.MaxInt32)
-	}
-}
-
-// eventTestYield, when set by a test, is called at the points of the
-// protocol where another goroutine's step could slip in (between a
-// count and the check it guards), to widen those windows from
-// nanoseconds to a reschedule. Nil outside tests; set only while no
-// Event is in use.
-var eventTestYield func()
-
-// eventNoSema, set by a test while no Event is in use, sends every
-// runtime sleeper to the wait list, as a knit_nolinkname build does.
-var eventNoSema bool
-
-func eventRaceHook() {
-	if eventTestYield != nil {
-		eventTestYield()
-	}
 }

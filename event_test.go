@@ -208,10 +208,18 @@ func waitSleepers(t testing.TB, e *Event, n int32) {
 	for e.sleepers() < n {
 		time.Sleep(100 * time.Microsecond)
 	}
-	// Counted is not yet asleep; give the sleepers time to get there, so
-	// the wake path is the one exercised (correctness does not depend on
-	// it).
-	time.Sleep(2 * time.Millisecond)
+	// Counted is not yet asleep. Wait until they are, parked or in the
+	// futex call, so that the wake path is the one exercised.
+	for asleepOn(e) < int(n) {
+		time.Sleep(100 * time.Microsecond)
+	}
+}
+
+// asleepOn counts the goroutines asleep in e's sleep phases: parked by
+// the scheduler in sleepQueue, or in the futex system call in
+// sleepFutex.
+func asleepOn(e *Event) int {
+	return testutil.Blocked(fmt.Sprintf("(*Event).sleepQueue(%p", e), fmt.Sprintf("(*Event).sleepFutex(%p", e))
 }
 
 // TestEventCtx: a sleeping waiter returns ctx.Err() promptly on
@@ -374,22 +382,23 @@ func TestEventCancelThenNotify(t *testing.T) {
 }
 
 // TestEventRaceWindows reruns the ping-pong, the one-item test and the
-// handoff with eventTestYield set: every step of the protocol where a
+// handoff with the eventGap hook set: every step of the protocol where a
 // count and the check it guards could be split by another goroutine now
 // reschedules or pauses at random, so an ordering mistake there (a
 // sleeper counted after it queued, a notifier reading the count before
 // bumping the word) shows up as a lost wakeup within a few thousand
 // rounds instead of once in a blue moon.
 func TestEventRaceWindows(t *testing.T) {
-	eventTestYield = func() {
-		switch r := rand.IntN(8); {
-		case r == 0:
-			runtime.Gosched()
-		case r < 4:
-			Pause(rand.IntN(128))
+	defer setHooks(func(h *testHooks) {
+		h.eventGap = func() {
+			switch r := rand.IntN(8); {
+			case r == 0:
+				runtime.Gosched()
+			case r < 4:
+				Pause(rand.IntN(128))
+			}
 		}
-	}
-	defer func() { eventTestYield = nil }()
+	})()
 	t.Run("pingpong", TestEventPingPong)
 	t.Run("oneitem", TestEventOneItemNoLostWakeup)
 	t.Run("cancelthennotify", TestEventCancelThenNotify)
@@ -1024,8 +1033,6 @@ func TestEventWaitNoAlloc(t *testing.T) {
 		})
 	}
 }
-
-func init() { eventCountWakes = true }
 
 // TestEventWaitFor: WaitFor returns once its condition holds, whether it
 // held before the call, came true while it slept, or came true between

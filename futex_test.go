@@ -10,6 +10,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/knit-go/knit/internal/testutil"
 )
 
 // These run against whichever futex the build has: the kernel's on Linux
@@ -254,7 +256,11 @@ func TestFutexSharedInProcess(t *testing.T) {
 	}()
 	stop := parkWatchdog(t, parkWatchdogTime, nil)
 	defer stop()
-	time.Sleep(time.Millisecond) // makes a sleeping waiter likely; the waiter's loop passes either way
+	// Wake only a waiter in the futex call (the watchdog is the
+	// deadline): one that had not called it yet would not be woken at all.
+	for testutil.Blocked("knit.FutexWaitShared(") == 0 {
+		time.Sleep(100 * time.Microsecond)
+	}
 	w.Store(1)
 	FutexWakeShared(&w, 1)
 	if err := <-done; err != nil {

@@ -205,9 +205,9 @@ func ptrAt(i int) *int    { return &i }
 // at a power-of-two capacity and an exact one) and Backlog (its
 // consumers), directly and through Select, and on the one consumer of an
 // MPSC and a Mailbox, with 64 KiB items and with pointers, at 4 and 8
-// goroutines a side. Before the fix, 64 KiB items
-// at GOMAXPROCS 4 beside two busy loops stuck a round in every shape
-// within 2,000 rounds (KNIT_INFLIGHT_ROUNDS sets the count).
+// goroutines a side. Before the fix, 64 KiB items at GOMAXPROCS 4 beside
+// two busy loops stuck a round in every shape within 2,000 rounds
+// (KNIT_INFLIGHT_ROUNDS sets the count).
 func TestRingInFlightWakes(t *testing.T) {
 	limit := 20 * time.Minute
 	if os.Getenv("KNIT_INFLIGHT_ROUNDS") != "" {

@@ -303,12 +303,10 @@ var eventVariants = []struct {
 	set  func() (restore func())
 }{
 	{"waitlist", func() func() {
-		eventNoSema, eventYield = true, false
-		return func() { eventNoSema, eventYield = false, true }
+		return setHooks(func(h *testHooks) { h.noSema, h.noHandoff = true, true })
 	}},
 	{"noyield", func() func() {
-		eventYield = false
-		return func() { eventYield = true }
+		return setHooks(func(h *testHooks) { h.noHandoff = true })
 	}},
 }
 

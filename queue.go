@@ -118,11 +118,10 @@ func All[T any](ctx context.Context, c Consumer[T]) iter.Seq[T] {
 	}
 }
 
-// Queue is a ring with both sides: MPSC, SPMC, MPMC, Mailbox and
-// Backlog. Code
-// that takes any knit ring takes a Queue, or the side it uses, Producer
-// or Consumer; the interfaces have exported methods only, so a caller's
-// own queue, or a test double, implements them too.
+// Queue is a ring with both sides: MPSC, SPMC, MPMC, Mailbox and Backlog.
+// Code that takes any knit ring takes a Queue, or the side it uses,
+// Producer or Consumer; the interfaces have exported methods only, so a
+// caller's own queue, or a test double, implements them too.
 type Queue[T any] interface {
 	Producer[T]
 	Consumer[T]

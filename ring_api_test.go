@@ -309,14 +309,17 @@ func TestRingParkSpin(t *testing.T) {
 	}
 }
 
-// TestRingBellModes streams bursts longer than relaxAfter with a pause
-// between them long enough for the consumer to park, so every burst takes
-// the doorbell from fenced to relaxed and every park takes it back with
-// the asymmetric barrier, with publishes racing the switch; every item
-// must arrive, in order, and no park may sleep through its item. After
-// each burst's first item the consumer holds off until relaxAfter and a
-// little more have been pushed: a consumer that keeps up parks every few
-// items, and each park keeps the bell fenced.
+// TestRingBellModes streams bursts longer than relaxAfter, and between
+// them waits for the consumer to have taken every item and parked, so
+// every burst takes the doorbell from fenced to relaxed and a park takes
+// it back with the asymmetric barrier, with publishes racing the switch;
+// every item must arrive, in order, and no park may sleep through its
+// item. After each burst's first item the consumer holds off until
+// relaxAfter and a little more have been pushed: a consumer that keeps up
+// parks every few items, and each park keeps the bell fenced. So each
+// burst relaxes the bell at least once (the hold-off), and the consumer
+// parks on it after that at least once (the wait at the burst's end, if
+// no park in the burst did): the counts below do not depend on timing.
 func TestRingBellModes(t *testing.T) {
 	if !relaxedPublish {
 		t.Skip("sync/atomic publication in this build: no bell modes")
@@ -341,6 +344,8 @@ func TestRingBellModes(t *testing.T) {
 		t.Run(k.name, func(t *testing.T) {
 			relaxes, switches := bellRelaxes.Load(), bellSwitches.Load()
 			q := k.newInt(2*relaxAfter, Park{Spin: NoSpin})
+			bell := &q.(interface{ popOps() ringOps[int] }).popOps().bellsOf().notEmpty
+			var taken atomic.Int64             // items the consumer has popped
 			ahead := relaxAfter + 2*relaxCheck // pushed before the consumer starts a burst
 			gate := make(chan struct{}, 1)
 			var wg sync.WaitGroup
@@ -361,6 +366,7 @@ func TestRingBellModes(t *testing.T) {
 						errc <- fmt.Errorf("Pop = %d, %v; want %d", v, err, want)
 						return
 					}
+					taken.Store(int64(want + 1))
 				}
 			}()
 			next := 0
@@ -374,7 +380,17 @@ func TestRingBellModes(t *testing.T) {
 					}
 					next++
 				}
-				time.Sleep(200 * time.Microsecond)
+				// The consumer has everything and is registered on a
+				// fenced bell: it parked, switching the bell back if the
+				// burst left it relaxed.
+				for taken.Load() != int64(next) || bell.Waiters() != 1 || bell.mode.Load() != modeFenced {
+					select {
+					case err := <-errc:
+						t.Fatal(err)
+					default:
+					}
+					time.Sleep(50 * time.Microsecond)
+				}
 			}
 			q.Close()
 			wg.Wait()
@@ -383,7 +399,7 @@ func TestRingBellModes(t *testing.T) {
 			}
 			r, s := bellRelaxes.Load()-relaxes, bellSwitches.Load()-switches
 			t.Logf("%d bursts: %d bells relaxed, %d switched back", bursts, r, s)
-			if r < uint64(bursts)/2 || s < uint64(bursts)/2 {
+			if r < uint64(bursts) || s < uint64(bursts) {
 				t.Errorf("%d bursts relaxed the bells %d times and switched them back %d times; the test did not exercise the modes", bursts, r, s)
 			}
 		})

@@ -213,8 +213,7 @@ func BenchmarkRingContended(b *testing.B) {
 					name += "-no-backoff"
 				}
 				b.Run(name, func(b *testing.B) {
-					defer func(old bool) { seqBackoff = old }(seqBackoff)
-					seqBackoff = backoff
+					defer setHooks(func(h *testHooks) { h.noSeqBackoff = !backoff })()
 					var q Queue[int]
 					if kind == "MPSC" {
 						q = NewMPSC[int](1024, Park{})

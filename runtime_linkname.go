@@ -4,11 +4,12 @@ package knit
 
 import "unsafe" // for go:linkname
 
-// The runtime's own park and ready, the pinning of a goroutine to
-// its P, and its semaphore. The runtime marks each of these "Do not remove or change the type signature"
-// (go.dev/issue/67401), so the linker's linkname check lets them
-// through. Build with -tags knit_nolinkname where a toolchain refuses
-// them: the runtime backend then sleeps on channels throughout.
+// The runtime's own park and ready, the pinning of a goroutine to its P,
+// and its semaphore. The runtime marks each of these "Do not remove or
+// change the type signature" (go.dev/issue/67401), so the linker's
+// linkname check lets them through. Build with -tags knit_nolinkname
+// where a toolchain refuses them: the runtime backend then sleeps on
+// channels throughout.
 
 // haveLinkname reports that the runtime's symbols below are linked.
 const haveLinkname = true

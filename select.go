@@ -58,12 +58,11 @@ import (
 // whose element has none (a quit channel of struct{}); or up to two of
 // the latter. Other channel cases (two sized channels of different
 // element types, or more) sleep in reflect.Select, which allocates a
-// receive buffer per call. (A set of
-// wait nodes is made anew when a waker still held one as Select left.)
-// Select itself allocates its state when it must wait: a loop should
-// make a Selector once and call its Select, and can switch a case off
-// and on (Selector.SetEnabled) as a nil channel does in a select
-// statement.
+// receive buffer per call. (A set of wait nodes is made anew when a waker
+// still held one as Select left.) Select itself allocates its state when
+// it must wait: a loop should make a Selector once and call its Select,
+// and can switch a case off and on (Selector.SetEnabled) as a nil channel
+// does in a select statement.
 func Select(ctx context.Context, park Park, cases ...Case) (int, error) {
 	if err := ctxErr(ctx); err != nil {
 		return -1, err
@@ -574,7 +573,7 @@ func (s *Selector) kick() {
 // should first yield its P, for a Notify on this P a moment ago
 // (Event.Wait's deferred handoff, BackendRuntime).
 func (s *Selector) yieldFirst() bool {
-	return haveLinkname && eventYield && !s.futex && takeReadied()
+	return haveLinkname && deferredHandoff() && !s.futex && takeReadied()
 }
 
 // release takes back what this round holds on the bells: below queued,

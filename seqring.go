@@ -92,11 +92,6 @@ func (s *seqSlot[T]) clear() {
 	s.val = zero
 }
 
-// seqBackoff makes a lost CAS on an index back off (casLost) before the
-// next attempt. A variable so that BenchmarkRingContended can measure what
-// it buys.
-var seqBackoff = true
-
 // casLost backs off after a CAS on an index lost to another goroutine of
 // the same side. Where spinning pays (spinpolicy.DefaultSpins when the
 // ring was made) it spins, in Backoff's growing runs of the spin hint.
@@ -108,7 +103,7 @@ var seqBackoff = true
 // per claim, and a lost claim yields").
 func (r *seqRing[T]) casLost(bo *Backoff) {
 	switch {
-	case !seqBackoff:
+	case !seqBackoff():
 	case r.spinOnLoss:
 		bo.Spin()
 	default:

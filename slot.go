@@ -287,17 +287,12 @@ func (s *Slot[T]) Len() int {
 // where the tests and BenchmarkSlotRule ask for it to compare.
 //
 // Handoff measured faster than Notify in every shape BenchmarkSlotRule
-// runs, at GOMAXPROCS 1 and 2 (docs/pool-authors.md, "Handoff or
-// Notify", has the figures). The
-// submitter's next step is to find a free worker, which once the pool is
-// busy means waiting for one: with Notify the worker runs only after the
-// submitter parked, and wakes it again. GOMAXPROCS is not read: no
-// setting measured turned the answer over.
-func slotHandoff() bool { return !slotNotify }
-
-// slotNotify, set only by the tests and benchmarks while no Slot is in
-// use, makes Put wake a sleeping taker with Notify, to compare.
-var slotNotify bool
+// runs, at GOMAXPROCS 1 and 2 (docs/pool-authors.md, "Handoff or Notify",
+// has the figures). The submitter's next step is to find a free worker,
+// which once the pool is busy means waiting for one: with Notify the
+// worker runs only after the submitter parked, and wakes it again.
+// GOMAXPROCS is not read: no setting measured turned the answer over.
+func slotHandoff() bool { return !slotNotifies() }
 
 // The solo taker. A Slot's solo word is a parkWord (parkword.go): free,
 // awake (a taker claimed it and re-checks), the taker's goroutine
@@ -354,16 +349,4 @@ func (s *Slot[T]) wakeSolo() (parked, ok bool) {
 		ready(w) // a no-op for a taker not yet parked
 	}
 	return ok && w != wordAwake, ok
-}
-
-// slotTestYield, when a test sets it (only while no Slot is in use), is
-// called between the solo word's steps where the other side's could slip
-// in (a claim and its re-check, a publish and its look at the word), to
-// widen those windows from nanoseconds to a reschedule.
-var slotTestYield func()
-
-func slotRaceHook() {
-	if slotTestYield != nil {
-		slotTestYield()
-	}
 }

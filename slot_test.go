@@ -39,9 +39,7 @@ func slotTakersWaiting[T any](s *Slot[T]) int {
 // false, by the rule) until restore is called; only while no Slot is in
 // use.
 func setSlotNotify(notify bool) (restore func()) {
-	old := slotNotify
-	slotNotify = notify
-	return func() { slotNotify = old }
+	return setHooks(func(h *testHooks) { h.slotNotify = notify })
 }
 
 // slotAllocsPerRun is testing.AllocsPerRun without its GOMAXPROCS(1):
@@ -458,12 +456,11 @@ func TestSlotCtxRacesPutBlocked(t *testing.T) {
 }
 
 // TestSlotRaceWindows runs the stress with the race windows of the
-// Event and of the solo word widened to a reschedule (eventTestYield,
-// slotTestYield), where a lost wakeup would take a preemption at the
+// Event and of the solo word widened to a reschedule (the eventGap and
+// slotGap hooks), where a lost wakeup would take a preemption at the
 // wrong instruction to show.
 func TestSlotRaceWindows(t *testing.T) {
-	eventTestYield, slotTestYield = runtime.Gosched, runtime.Gosched
-	defer func() { eventTestYield, slotTestYield = nil, nil }()
+	defer setHooks(func(h *testHooks) { h.eventGap, h.slotGap = runtime.Gosched, runtime.Gosched })()
 	eachSlotPolicy(t, func(t *testing.T) {
 		slotCountEvery(t, 3, 3, slotScale(3000), false)
 		for range 10 {

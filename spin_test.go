@@ -121,14 +121,26 @@ func TestSetHintEveryKind(t *testing.T) {
 // returns long before its budget.
 func checkSpinUntilFlip(t *testing.T, k Hint) {
 	t.Helper()
-	var w atomic.Uint32
-	go func() {
-		// Makes a spin before the store likely; any order passes.
-		time.Sleep(2 * time.Millisecond)
-		w.Store(1)
-	}()
+	// The store must come while SpinUntil runs: one that came before it
+	// was called would make it return at once, having seen nothing. So
+	// the word is looked at just before the call, and a store already
+	// there sends the test round again, with the storer waiting longer.
+	var w *atomic.Uint32
+	for attempt := 1; ; attempt++ {
+		w = new(atomic.Uint32)
+		go func(w *atomic.Uint32, d time.Duration) {
+			time.Sleep(d)
+			w.Store(1)
+		}(w, time.Duration(attempt)*2*time.Millisecond)
+		if w.Load() == 0 {
+			break
+		}
+		if attempt == 20 {
+			t.Fatalf("%v: the store came before SpinUntil was called in 20 tries", k)
+		}
+	}
 	start := time.Now()
-	ok := SpinUntil(&w, 0, 20*time.Second)
+	ok := SpinUntil(w, 0, 20*time.Second)
 	el := time.Since(start)
 	if k == HintNone {
 		if ok && w.Load() == 0 {

@@ -7,19 +7,17 @@ import (
 
 // The wait list: goroutines asleep on a node each (on the node's park
 // word, or on its channel), queued FIFO behind a mutex that the list's
-// owner holds. Two
-// owners: an Event's queue (its runtime sleepers) and each bucket of the
-// portable futex.
+// owner holds. Two owners: an Event's queue (its runtime sleepers) and
+// each bucket of the portable futex.
 //
 // The rule that keeps a wake from being lost or doubled: a waiter is
 // linked while queued is true, and only a goroutine holding the owner's
 // mutex links or unlinks it. Whoever unlinks it owns the one wake that
 // will be sent to its node, and sends it after releasing the mutex. Only
-// channel nodes can stop waiting on their own. A
-// waiter that stops waiting for its own reason (ctx, timeout) takes the
-// mutex and finds out which it is: still queued, it unlinks itself and
-// no token will come; already unlinked, a token is on its way and the
-// wake is its to report.
+// channel nodes can stop waiting on their own. A waiter that stops
+// waiting for its own reason (ctx, timeout) takes the mutex and finds out
+// which it is: still queued, it unlinks itself and no token will come;
+// already unlinked, a token is on its way and the wake is its to report.
 
 // waiter is one goroutine asleep in a waitList.
 type waiter struct {

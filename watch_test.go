@@ -147,13 +147,13 @@ const watchBudget = time.Second
 // and the producer's Notify returned in the first half of the timeout,
 // while the waiter was registered: a Notify that came later (a producer
 // descheduled for the whole timeout, on a loaded machine) may have come
-// after the waiter left, and counts as late. In
-// "default" the ring is as made, and the test logs the losses without
-// failing: on amd64 Linux a relaxed ring publishes with a plain MOV that
-// Notify's load may pass, and losses are expected there (the hazard
-// KeepFenced exists for). In "kept" the ring was given to KeepFenced
-// (through the ring or one of its ends) before the stream, its bells must
-// still be fenced after it, and any loss fails the test.
+// after the waiter left, and counts as late. In "default" the ring is as
+// made, and the test logs the losses without failing: on amd64 Linux a
+// relaxed ring publishes with a plain MOV that Notify's load may pass,
+// and losses are expected there (the hazard KeepFenced exists for). In
+// "kept" the ring was given to KeepFenced (through the ring or one of its
+// ends) before the stream, its bells must still be fenced after it, and
+// any loss fails the test.
 //
 // KNIT_LITMUS_N sets the iterations per ring and mode, without the time
 // budget: KNIT_LITMUS_N=1000000 go test -run TestWatchOwnEventLitmus.
@@ -454,10 +454,11 @@ func TestKeepFencedAfterRelaxing(t *testing.T) {
 // TryPop (stream1) or TryPushBatch and TryPopBatch of 64 (stream64), on a
 // ring as made (fence=default) and on one given to KeepFenced
 // (fence=kept); and solo, one goroutine's TryPush then TryPop, the
-// publish's own cost with no line moving. Each ring streams watchStream items before the timer
-// starts, so a default ring is relaxed by then where bells have modes.
-// Compare default and kept within one run, interleaved across runs (the
-// command is in BENCHMARKS.md, "KeepFenced: what a kept ring costs").
+// publish's own cost with no line moving. Each ring streams watchStream
+// items before the timer starts, so a default ring is relaxed by then
+// where bells have modes. Compare default and kept within one run,
+// interleaved across runs (the command is in BENCHMARKS.md, "KeepFenced:
+// what a kept ring costs").
 func BenchmarkKeepFenced(b *testing.B) {
 	type ring struct {
 		push      func(int) error

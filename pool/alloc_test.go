@@ -19,7 +19,9 @@ func TestZeroAllocs(t *testing.T) {
 			ctx := context.Background()
 			warm := func() {
 				for i := range 64 {
-					sq.Call(i).Wait(ctx)
+					if v, err := sq.Call(i).Wait(ctx); v != i*i || err != nil {
+						t.Fatal(v, err)
+					}
 				}
 			}
 			warm()
@@ -56,7 +58,9 @@ func TestZeroAllocs(t *testing.T) {
 				if a := testing.AllocsPerRun(50, func() {
 					sq.CallBatch(ins, outs)
 					for _, f := range outs {
-						f.Wait(ctx)
+						if v, err := f.Wait(ctx); v != 0 || err != nil {
+							t.Fatal(v, err)
+						}
 					}
 				}); a != 0 {
 					t.Errorf("CallBatch(100)+Wait: %v allocs", a)

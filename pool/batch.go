@@ -51,8 +51,8 @@ const packetFree = 16
 // Measured with BenchmarkCallBatchGrains (the table is in BENCHMARKS.md,
 // "Pool"): 4 and 8 grains are the fastest for short calls and long ones,
 // within each other's spread; one call per run costs short calls more
-// time and CPU. A variable so that the benchmark can sweep it.
-var packetGrains int64 = 4
+// time and CPU. The benchmark sweeps it through testHooks.grains.
+const packetGrains = 4
 
 // packet is one CallBatch chunk.
 type packet[In, Out any] struct {
@@ -145,7 +145,8 @@ func (pk *packet[In, Out]) submit(m int64) bool {
 	pk.n = m
 	pk.grain = m
 	if w > 1 {
-		pk.grain = max(1, (m+w*packetGrains-1)/(w*packetGrains))
+		g := grains()
+		pk.grain = max(1, (m+w*g-1)/(w*g))
 	}
 	pk.next.Store(0)
 	refs := min(w, (m+pk.grain-1)/pk.grain)

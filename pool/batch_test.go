@@ -139,10 +139,11 @@ func TestCallBatchResultsOneByOne(t *testing.T) {
 					}
 					got <- err
 				}()
-				// The Wait parks, most rounds; one not parked yet takes the
-				// value at once, which passes as well: the sleep only makes
-				// the parked case likely.
-				time.Sleep(200 * time.Microsecond)
+				// Release the call only once its Wait has parked: one not
+				// parked yet would take the value at once, untested.
+				if !eventually(10*time.Second, func() bool { return blockedIn("pool.Future[...].wait(") == 1 }) {
+					t.Fatalf("the Wait on call %d never parked", i)
+				}
 				close(gates[i])
 				if err := <-got; err != nil {
 					t.Fatalf("parked wait on call %d: %v", i, err)

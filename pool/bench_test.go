@@ -111,10 +111,9 @@ func BenchmarkGo(b *testing.B) {
 // all N; one op is the whole round of N. The batch rows submit with
 // CallBatch and wait with WaitAll. The pool's worker either spins
 // (Park.Spin knit.DefaultWorkerSpin, Knitting's single-worker default) or
-// parks at once; the
-// peer is a worker goroutine with request and response channels; the
-// floor is two goroutines handing a word back and forth through one
-// atomic (N=1 only).
+// parks at once; the peer is a worker goroutine with request and response
+// channels; the floor is two goroutines handing a word back and forth
+// through one atomic (N=1 only).
 func BenchmarkCallWait(b *testing.B) {
 	sq := func(x int) int { return x*x + 1 }
 	for _, n := range []int{1, 25, 50, 100} {
@@ -260,11 +259,10 @@ func BenchmarkCallWait(b *testing.B) {
 // BenchmarkIdle is the CPU a started, unloaded pool burns: each op is a
 // 250 ms window with the pool idle after a short burst of calls (every
 // worker has parked, a spinning one after its spin, before the window
-// opens). The
-// metric is the process's CPU time over wall time, in cores; the
-// "baseline" sub-benchmark is the same window with no pool, so a pool's
-// own cost is its figure minus the baseline's. The bench module's suite
-// measures the 5-second version.
+// opens). The metric is the process's CPU time over wall time, in cores;
+// the "baseline" sub-benchmark is the same window with no pool, so a
+// pool's own cost is its figure minus the baseline's. The bench module's
+// suite measures the 5-second version.
 func BenchmarkIdle(b *testing.B) {
 	const window = 250 * time.Millisecond
 	measure := func(b *testing.B) {
@@ -401,8 +399,7 @@ func BenchmarkCallBatchGrains(b *testing.B) {
 		}
 		for _, g := range []int64{1, 2, 4, 8, 16, 50} {
 			b.Run(fmt.Sprintf("%s/grains=%d", shape.name, g), func(b *testing.B) {
-				defer func(old int64) { packetGrains = old }(packetGrains)
-				packetGrains = g
+				defer setHooks(func(h *testHooks) { h.grains = g })()
 				p := New(Config{Workers: 2, Park: knit.Park{Spin: knit.NoSpin}})
 				defer p.Close()
 				tk := NewTask(p, work)

@@ -1,7 +1,7 @@
 // Package pool is a worker pool: a set of worker goroutines (Resize grows
 // or shrinks it) running tasks from bounded per-worker queues, in the
-// shape of Knitting's pool
-// (github.com/mimiMonads/knitting). It serves two kinds of caller.
+// shape of Knitting's pool (github.com/mimiMonads/knitting). It serves
+// two kinds of caller.
 //
 // Hot paths reuse one typed function: a Task's Call and its Future's Wait
 // allocate nothing in the steady state, and Go runs a func() with no

@@ -232,11 +232,12 @@ func (r *result[Out]) poll(gen uint64) (v Out, err error, ok bool) {
 // value and nil (Task), or a *PanicError if fn panicked, or ErrClosed if
 // the pool refused or abandoned the call, or the context's error if a
 // Submit or CallContext call was given up before it ran, or ErrZeroFuture
-// for the zero Future. It blocks until the result is
-// ready or ctx ends; on ctx's end it returns ctx.Err() and the Future
-// stays usable. A ctx already done makes Wait return ctx.Err() at once,
-// even with the result ready, as every call with a done ctx in knit does. Once a Wait has returned the result, the Future is spent:
-// later Waits, and a Wait on a copy, return ErrFutureUsed.
+// for the zero Future. It blocks until the result is ready or ctx ends;
+// on ctx's end it returns ctx.Err() and the Future stays usable. A ctx
+// already done makes Wait return ctx.Err() at once, even with the result
+// ready, as every call with a done ctx in knit does. Once a Wait has
+// returned the result, the Future is spent: later Waits, and a Wait on a
+// copy, return ErrFutureUsed.
 //
 // The worker rings the Future's doorbell only if a Wait is registered on
 // it, so a Wait that finds the result ready costs no wake at all.

@@ -173,9 +173,13 @@ func TestWaitCancel(t *testing.T) {
 	ctx3, cancel3 := context.WithCancel(context.Background())
 	errc := make(chan error)
 	go func() { _, err := f.Wait(ctx3); errc <- err }()
-	// Likely blocked by then; a Wait that starts after the cancel
-	// returns Canceled too, so the sleep makes the case likely, no more.
-	time.Sleep(2 * time.Millisecond)
+	// Cancel only once the Wait is registered and parked: one that
+	// started after the cancel would return Canceled too, untested.
+	if !eventually(10*time.Second, func() bool {
+		return f.r.owner.event().Waiters() == 1 && blockedIn("pool.Future[...].wait(") == 1
+	}) {
+		t.Fatal("the Wait never parked")
+	}
 	cancel3()
 	if err := <-errc; !errors.Is(err, context.Canceled) {
 		t.Fatalf("blocked Wait = %v", err)
@@ -240,7 +244,9 @@ func TestFutureCopiesRace(t *testing.T) {
 					t.Errorf("Wait: %v %v", v, err)
 				}
 				// Keep the slot churning while others still hold f.
-				tk.Call(-1).Wait(ctx)
+				if v, err := tk.Call(-1).Wait(ctx); err != nil || v != -1 {
+					t.Errorf("Call(-1) = %d, %v", v, err)
+				}
 			}()
 		}
 		wg.Wait()
@@ -296,7 +302,9 @@ func TestCallWaitStaysOnP(t *testing.T) {
 	tk := NewTask(p, func(x int) int { return x + 1 })
 	ctx := context.Background()
 	for i := range 100 {
-		tk.Call(i).Wait(ctx)
+		if v, err := tk.Call(i).Wait(ctx); err != nil || v != i+1 {
+			t.Fatalf("Call(%d) = %d, %v", i, v, err)
+		}
 	}
 	const rounds = 2000
 	before := p.Stats()

@@ -18,12 +18,11 @@ import (
 // Who is a worker. The pool records, per worker, the goroutine running it
 // (its slot in its id block's gids, written by the worker at start and
 // cleared before it exits), and a wait compares the calling goroutine
-// with them (self). curg is one
-// instruction where the g register or slot can be read; elsewhere it
-// starts a goroutine that reads its creator's id from its own one-frame
-// stack trace (curgSpawn, the same cost at any depth: the waiter's own
-// trace grows with every level of nesting), and self asks only when a
-// worker is in a task.
+// with them (self). curg is one instruction where the g register or slot
+// can be read; elsewhere it starts a goroutine that reads its creator's
+// id from its own one-frame stack trace (curgSpawn, the same cost at any
+// depth: the waiter's own trace grows with every level of nesting), and
+// self asks only when a worker is in a task.
 //
 // Parking while helping. A helping worker that finds no task to run parks
 // on the event of what it waits for (a result's, a group's, a map's), so

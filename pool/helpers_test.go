@@ -67,6 +67,11 @@ func workerGoroutines(d time.Duration) string {
 	return strings.Join(leaked, "\n\n")
 }
 
+// blockedIn counts the goroutines blocked (parked, or in a system call)
+// with one of frames in their stack: how a test waits for a goroutine to be
+// asleep rather than for a while.
+func blockedIn(frames ...string) int { return testutil.Blocked(frames...) }
+
 // allStacks is every goroutine's stack, however many there are.
 func allStacks() string {
 	buf := make([]byte, 1<<16)
@@ -97,14 +102,30 @@ func watchdog(t *testing.T, d time.Duration) {
 // good, and returns the stats then; ok is false if d passed first. A
 // worker readied by the last call's ring may still show as parked until
 // it runs, wakes and parks again, and a spinning one parks only after its
-// spin: so it waits for two snapshots 20 ms apart to agree, with every
-// worker parked.
+// spin: so besides every worker counted parked, with the counts the same
+// before and after the look, it asks every worker's goroutine to be
+// blocked (asleep in the scheduler or the futex call, not runnable).
 func settleParked(p *Pool, d time.Duration) (s Stats, ok bool) {
 	ok = eventually(d, func() bool {
 		s1 := p.Stats()
-		time.Sleep(20 * time.Millisecond) // the window two snapshots must agree across
+		if s1.Parked != s1.Workers {
+			return false
+		}
+		mine := map[string]bool{}
+		for _, w := range p.workersNow() {
+			mine[fmt.Sprintf("%p", w)] = true
+		}
+		const frame = "pool.(*worker).main("
+		asleep := testutil.BlockedWhere(func(stack string) bool {
+			_, arg, ok := strings.Cut(stack, frame)
+			if !ok {
+				return false
+			}
+			recv, _, _ := strings.Cut(arg, ",")
+			return mine[strings.TrimSuffix(recv, "?")]
+		})
 		s = p.Stats()
-		return s1 == s && s.Parked == s.Workers
+		return s1 == s && asleep == s.Workers
 	})
 	return s, ok
 }

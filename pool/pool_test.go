@@ -302,7 +302,9 @@ func TestIdleWorkersPark(t *testing.T) {
 			n := len(p.workersNow())
 			tk := NewTask(p, func(x int) int { return x })
 			for i := range 50 {
-				tk.Call(i).Wait(context.Background())
+				if v, err := tk.Call(i).Wait(context.Background()); err != nil || v != i {
+					t.Fatalf("Call(%d) = %d, %v", i, v, err)
+				}
 			}
 			before, ok := settleParked(p, 10*time.Second)
 			if !ok {
@@ -335,7 +337,9 @@ func TestSpinHits(t *testing.T) {
 	defer p.Close()
 	tk := NewTask(p, func(x int) int { return x })
 	for i := range 200 {
-		tk.Call(i).Wait(context.Background())
+		if v, err := tk.Call(i).Wait(context.Background()); err != nil || v != i {
+			t.Fatalf("Call(%d) = %d, %v", i, v, err)
+		}
 	}
 	if s := p.Stats(); s.SpinHits == 0 {
 		t.Fatalf("no spin hit in 200 back-to-back calls: %+v", s)
@@ -344,7 +348,9 @@ func TestSpinHits(t *testing.T) {
 	defer p2.Close()
 	tk2 := NewTask(p2, func(x int) int { return x })
 	for i := range 50 {
-		tk2.Call(i).Wait(context.Background())
+		if v, err := tk2.Call(i).Wait(context.Background()); err != nil || v != i {
+			t.Fatalf("Call(%d) = %d, %v", i, v, err)
+		}
 	}
 	if s := p2.Stats(); s.SpinHits != 0 {
 		t.Fatalf("spin hits with Park.Spin < 0: %+v", s)
@@ -467,11 +473,15 @@ func TestNoGoroutineLeak(t *testing.T) {
 		tk := NewTask(p, func(x int) int { return x })
 		ctx := context.Background()
 		for i := range 100 {
-			tk.Call(i).Wait(ctx)
+			if v, err := tk.Call(i).Wait(ctx); err != nil || v != i {
+				t.Fatalf("%s: Call(%d) = %d, %v", c.name, i, v, err)
+			}
 			p.Go(func() {})
 			f := Submit(ctx, p, func() (int, error) { return i, nil })
 			<-f.Done()
-			f.Wait(ctx)
+			if v, err := f.Wait(ctx); err != nil || v != i {
+				t.Fatalf("%s: Submit's Wait = %d, %v, want %d", c.name, v, err, i)
+			}
 		}
 		g, _ := NewGroup(ctx, p)
 		for range 50 {

@@ -100,9 +100,9 @@ func TestShutdownInTime(t *testing.T) {
 
 // TestCloseRacesSubmitters closes (or shuts down with a short deadline)
 // while submitters push (Go, Call and CallBatch) and workers park and
-// wake. Every submission is
-// either refused (ErrClosed), or run exactly once, or abandoned and its
-// future failed: accepted == ran + abandoned, exactly.
+// wake. Every submission is either refused (ErrClosed), or run exactly
+// once, or abandoned and its future failed: accepted == ran + abandoned,
+// exactly.
 func TestCloseRacesSubmitters(t *testing.T) {
 	watchdog(t, 60*time.Second)
 	rounds := scale(200)

@@ -34,11 +34,16 @@ func TestStealingUnblocks(t *testing.T) {
 				t.Fatalf("all ran but nothing stolen: %+v", s)
 			}
 		} else {
-			// The others finish their share; the stuck worker's share waits.
-			eventually(10*time.Second, func() bool { return ran.Load() >= n*2/3 })
-			// A window for a wrong steal to show in: a loaded machine
-			// narrows it, but cannot make the check below fail.
-			time.Sleep(10 * time.Millisecond)
+			// The others finish their share and park. A worker counts
+			// itself parked only after its last look at every queue it
+			// may take from, the look a wrong steal would be made in,
+			// and with its own queue empty nothing but a push (there are
+			// no more) wakes it: so once both are parked the stuck
+			// worker's share can only still be queued, whatever the
+			// timing.
+			if !eventually(10*time.Second, func() bool { return ran.Load() >= n*2/3 && idleParked(p) == 2 }) {
+				t.Fatalf("NoSteal: the free workers did not finish their share and park: %d of %d ran; stats %+v", ran.Load(), n, p.Stats())
+			}
 			if got := ran.Load(); got == n {
 				t.Fatalf("NoSteal: all %d ran while the worker they were queued on was stuck", n)
 			}
@@ -52,6 +57,18 @@ func TestStealingUnblocks(t *testing.T) {
 			t.Fatalf("ran %d of %d", ran.Load(), n)
 		}
 	}
+}
+
+// idleParked counts p's workers that are parked with their own queue
+// empty.
+func idleParked(p *Pool) int {
+	k := 0
+	for _, w := range p.workersNow() {
+		if w.parks.load() != w.wakes.load() && w.q.Len() == 0 {
+			k++
+		}
+	}
+	return k
 }
 
 // pareto draws a Pareto(alpha) duration with the given minimum, capped.
@@ -194,7 +211,9 @@ func TestStealWakesClaimedWorker(t *testing.T) {
 				tk := NewTask(p, func(x int) int { return x * 2 })
 				ctx := context.Background()
 				if round%2 == 0 {
-					tk.Call(4).Wait(ctx)
+					if v, err := tk.Call(4).Wait(ctx); err != nil || v != 8 {
+						t.Fatalf("Call(4) = %d, %v", v, err)
+					}
 				}
 				second := make(chan struct{})
 				first := make(chan struct{})

@@ -13,9 +13,9 @@ import (
 // queues are full; if ctx ends first, fn never runs and Wait returns
 // ctx.Err(). A call still queued when ctx ends is given up the same way
 // when a worker reaches it ("Contexts" in the package doc states the
-// rule). Otherwise Wait returns what fn returned (its
-// error unchanged, so errors.Is and errors.As see it), a *PanicError with
-// the stack if fn panicked, or ErrClosed if the pool was closed.
+// rule). Otherwise Wait returns what fn returned (its error unchanged, so
+// errors.Is and errors.As see it), a *PanicError with the stack if fn
+// panicked, or ErrClosed if the pool was closed.
 //
 // Submit allocates nothing of its own in the steady state: the call's
 // slot (result, doorbell) is recycled when Wait takes the value, as

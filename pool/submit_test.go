@@ -112,7 +112,9 @@ func TestSubmitAllocs(t *testing.T) {
 		ctx := context.Background()
 		static := func() (int, error) { return 3, nil }
 		for range 100 {
-			Submit(ctx, p, static).Wait(ctx)
+			if v, err := Submit(ctx, p, static).Wait(ctx); v != 3 || err != nil {
+				t.Fatal(v, err)
+			}
 		}
 		if a := testing.AllocsPerRun(500, func() {
 			if v, err := Submit(ctx, p, static).Wait(ctx); v != 3 || err != nil {
@@ -137,7 +139,9 @@ func TestSubmitAllocs(t *testing.T) {
 				fs[i] = Submit(ctx, p, static)
 			}
 			for _, f := range fs {
-				f.Wait(ctx)
+				if v, err := f.Wait(ctx); v != 3 || err != nil {
+					t.Fatal(v, err)
+				}
 			}
 		}); a != 0 {
 			t.Errorf("64 Submits, then 64 Waits: %v allocs", a)

@@ -59,11 +59,6 @@ const (
 // after which the index had moved: the signature of a lost wakeup.
 var statRings, statTimeouts, statLate atomic.Uint64
 
-// parkDelay, when a test sets it, runs where a wrong protocol would lose
-// a wakeup (after each re-check's loads, and just before the sleep), to
-// widen those windows from nanoseconds to the peer's turn.
-var parkDelay func()
-
 // notify rings wake if the peer registered as sleeping on it.
 func (r *Ring) notify(waiting, wake *atomic.Uint32) {
 	if waiting.Load() != 0 && waiting.Swap(0) != 0 {
@@ -90,9 +85,7 @@ const spinCheck = 20 * time.Microsecond
 func (r *Ring) park(ctx context.Context, idx *atomic.Uint32, old uint32, waiting, wake *atomic.Uint32) error {
 	moved := func() bool {
 		m := idx.Load() != old || r.closedW.Load() != 0 || r.state.Load()&(stateClosed|stateGone) != 0
-		if parkDelay != nil {
-			parkDelay()
-		}
+		parkHook()
 		return m
 	}
 	cancellable := ctx.Done() != nil
@@ -133,9 +126,7 @@ func (r *Ring) park(ctx context.Context, idx *atomic.Uint32, old uint32, waiting
 			// never move idx again.
 			return fmt.Errorf("%w: pid %d", ErrPeerDead, r.deadPid())
 		}
-		if parkDelay != nil {
-			parkDelay()
-		}
+		parkHook()
 		sliceOut, err := sleepStep(wake, seq, &ps)
 		if err != nil {
 			return err

@@ -52,11 +52,6 @@ func statRegion(fd int) (int, error) {
 	return int(st.Size), nil
 }
 
-// fileHook, when set by a test, is called with the directory and file of
-// a file-backed region after the file is sized and before both are
-// removed.
-var fileHook func(dir, path string)
-
 // createFile makes a file-backed region: a 0600 file in a new 0700
 // directory under os.TempDir, sized, mapped, and then removed with its
 // directory, so the open descriptor is the only way to it. The file is
@@ -97,8 +92,8 @@ func fileRegion(f *os.File, size int, dir, path string) (*Region, error) {
 	if err := unix.Ftruncate(fd, int64(size)); err != nil {
 		return nil, os.NewSyscallError("ftruncate", err)
 	}
-	if fileHook != nil {
-		fileHook(dir, path)
+	if h := hooks; h != nil && h.file != nil {
+		h.file(dir, path)
 	}
 	mem, err := mapFD(fd, size)
 	if err != nil {

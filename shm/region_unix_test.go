@@ -25,7 +25,7 @@ func TestFileRegionPermissions(t *testing.T) {
 	old := unix.Umask(0) // the modes must not depend on the umask
 	defer unix.Umask(old)
 	var dir, path string
-	fileHook = func(d, p string) {
+	check := func(d, p string) {
 		dir, path = d, p
 		for _, c := range []struct {
 			name string
@@ -41,7 +41,7 @@ func TestFileRegionPermissions(t *testing.T) {
 			}
 		}
 	}
-	defer func() { fileHook = nil }()
+	defer setHooks(func(h *testHooks) { h.file = check })()
 	r, err := createFile("perm/../test", 4096)
 	if err != nil {
 		t.Fatal(err)

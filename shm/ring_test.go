@@ -407,8 +407,11 @@ func TestCloseSemantics(t *testing.T) {
 	ctx := context.Background()
 	t.Run("producer closes", func(t *testing.T) {
 		p, c := pair(t, 1024, knit.Park{})
-		p.Send(ctx, []byte("a"))
-		p.Send(ctx, []byte("b"))
+		for _, m := range []string{"a", "b"} {
+			if err := p.Send(ctx, []byte(m)); err != nil {
+				t.Fatalf("Send %q: %v", m, err)
+			}
+		}
 		p.Close()
 		p.Close()
 		if err := p.Send(ctx, []byte("c")); !errors.Is(err, ErrClosed) {
@@ -635,8 +638,7 @@ func TestNoLostWakeup(t *testing.T) {
 	// With the sleeper paused inside its protocol, so the peer publishes
 	// exactly where a broken protocol would lose the wake. The delay only
 	// makes that interleaving likely; the test holds whatever the timing.
-	parkDelay = func() { time.Sleep(20 * time.Microsecond) }
-	defer func() { parkDelay = nil }()
+	defer setHooks(func(h *testHooks) { h.parkDelay = func() { time.Sleep(20 * time.Microsecond) } })()
 	t.Run("delayed", func(t *testing.T) { noLostWakeup(t, scale(1000, 300)) })
 }
 

@@ -47,13 +47,10 @@ func Off() bool { return off() }
 // has the measurements.
 const MinProcs = 4
 
-// numCPU is runtime.NumCPU, a variable for the tests.
-var numCPU = runtime.NumCPU
-
 // DefaultSpins reports whether a zero budget takes its place's default:
 // spinning is on, and there are at least MinProcs Ps and MinProcs CPUs.
-// The CPU count is read first: it is a variable, where GOMAXPROCS takes
-// the scheduler's lock.
+// The CPU count is read first: it is a variable's load, where GOMAXPROCS
+// takes the scheduler's lock.
 func DefaultSpins() bool {
 	return !Off() && numCPU() >= MinProcs && runtime.GOMAXPROCS(0) >= MinProcs
 }
@@ -93,10 +90,6 @@ func DefaultSpinsCached(now func() uint64, window uint64) bool {
 	return enough
 }
 
-// ForgetGOMAXPROCS drops DefaultSpinsCached's reading, so the next call
-// reads GOMAXPROCS: for the tests, which change it and look at once.
-func ForgetGOMAXPROCS() { procsRead.at.Store(0) }
-
 // ResolveCached is Resolve with DefaultSpinsCached in place of
 // DefaultSpins.
 func ResolveCached(d, def time.Duration, now func() uint64, window uint64) time.Duration {
@@ -123,29 +116,4 @@ func Resolve(d, def time.Duration) time.Duration {
 		return max(def, 0)
 	}
 	return 0
-}
-
-// SetCPUs makes the policy see n CPUs until restore is called: a test's
-// stand-in for a machine of another size.
-func SetCPUs(n int) (restore func()) {
-	old := numCPU
-	numCPU = func() int { return n }
-	return func() { numCPU = old }
-}
-
-// EachShape runs f on every machine shape the places that take a budget
-// are tested on (GOMAXPROCS 1, 2, 4 and 8, on two and on eight CPUs),
-// with the policy seeing that shape; spins says whether a default spins
-// there. It restores GOMAXPROCS and the CPU count. For tests.
-func EachShape(f func(cpus, procs int, spins bool)) {
-	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(0))
-	for _, cpus := range []int{2, 8} {
-		for _, procs := range []int{1, 2, 4, 8} {
-			restore := SetCPUs(cpus)
-			runtime.GOMAXPROCS(procs)
-			ForgetGOMAXPROCS()
-			f(cpus, procs, DefaultSpins())
-			restore()
-		}
-	}
 }

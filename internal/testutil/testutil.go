@@ -85,3 +85,48 @@ func CheckGoroutineIDs(t testing.TB, name string, id func() uintptr) {
 		seen[g] = true
 	}
 }
+
+// Blocked counts the goroutines whose stack holds one of frames (each a
+// substring of a frame's line, such as
+// "knit.(*Event).sleepQueue(0xc000123450") and that are blocked: parked
+// by the scheduler, or in a system call, rather than running or runnable.
+// It is how a test waits for another goroutine to be asleep, where a
+// count the code keeps says only that it is about to be. It stops the
+// world to take every stack, once per call: poll it, but not in a hot
+// loop.
+func Blocked(frames ...string) int {
+	return BlockedWhere(func(stack string) bool {
+		for _, f := range frames {
+			if strings.Contains(stack, f) {
+				return true
+			}
+		}
+		return false
+	})
+}
+
+// BlockedWhere is Blocked for the goroutines whose stack match accepts:
+// for a test that looks for many goroutines at once, with one pass over
+// each stack.
+func BlockedWhere(match func(stack string) bool) int {
+	buf := make([]byte, 1<<16)
+	for {
+		n := runtime.Stack(buf, true)
+		if n < len(buf) {
+			buf = buf[:n]
+			break
+		}
+		buf = make([]byte, 2*len(buf))
+	}
+	k := 0
+	for _, g := range strings.Split(string(buf), "\n\n") {
+		header, _, _ := strings.Cut(g, "\n")
+		if strings.Contains(header, "[running") || strings.Contains(header, "[runnable") {
+			continue
+		}
+		if match(g) {
+			k++
+		}
+	}
+	return k
+}

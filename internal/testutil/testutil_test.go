@@ -30,3 +30,29 @@ func TestWatchdogFires(t *testing.T) {
 	stop()
 	time.Sleep(30 * time.Millisecond) // past d: a stopped watchdog must not fire
 }
+
+//go:noinline
+func blockedHere(c chan struct{}) { <-c }
+
+// TestBlocked: a goroutine parked on a channel counts once it is parked,
+// and not after it has gone.
+func TestBlocked(t *testing.T) {
+	const frame = "testutil.blockedHere("
+	if n := Blocked(frame); n != 0 {
+		t.Fatalf("Blocked before the goroutine started = %d", n)
+	}
+	c, done := make(chan struct{}), make(chan struct{})
+	go func() { blockedHere(c); close(done) }()
+	deadline := time.Now().Add(10 * time.Second)
+	for Blocked(frame) != 1 {
+		if time.Now().After(deadline) {
+			t.Fatal("the goroutine parked on a channel never counted as blocked")
+		}
+		time.Sleep(time.Millisecond)
+	}
+	close(c)
+	<-done
+	if n := Blocked(frame); n != 0 {
+		t.Fatalf("Blocked after the goroutine returned = %d", n)
+	}
+}
