@@ -307,10 +307,14 @@ func (pk *packet[In, Out]) runSome(w *worker) {
 // publish turns e's result ready, rings the packet's event if a caller
 // registered on e, and closes Done's channel if one was asked for. e's
 // out and err were written by this goroutine.
-func (pk *packet[In, Out]) publish(e *elem[In, Out]) {
+func (pk *packet[In, Out]) publish(e *elem[In, Out]) { e.publish(&pk.ev) }
+
+// publish turns e's result ready and, if a caller registered on it, rings
+// ev, its owner's event; and closes Done's channel if one was asked for.
+func (e *elem[In, Out]) publish(ev *knit.Event) {
 	if w := e.word.Or(ready); w&(waiting|doneWanted) != 0 {
 		if w&waiting != 0 {
-			pk.ev.NotifyAll()
+			ev.NotifyAll()
 		}
 		e.closeDone(w)
 	}

@@ -405,14 +405,7 @@ func (s *callStream[In, Out]) runSome(w *worker) (done bool) {
 // publish turns e's result ready and rings whoever asked for it, as a
 // packet's publish does. From the Or on, e (and s, if e was the last call
 // whose value was not taken) may be taken and reused.
-func (s *callStream[In, Out]) publish(e *elem[In, Out]) {
-	if w := e.word.Or(ready); w&(waiting|doneWanted) != 0 {
-		if w&waiting != 0 {
-			s.ev.NotifyAll()
-		}
-		e.closeDone(w)
-	}
-}
+func (s *callStream[In, Out]) publish(e *elem[In, Out]) { e.publish(&s.ev) }
 
 // failed records the panic v of call i (nil: the call ran runtime.Goexit)
 // as its result.

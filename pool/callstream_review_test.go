@@ -13,7 +13,6 @@ import (
 	"time"
 	"unsafe"
 
-	"github.com/knit-go/knit"
 )
 
 // Review tests of Call streams (issue 45, callstream.go). The stress tests
@@ -29,16 +28,6 @@ func reviewBug(t *testing.T) {
 	t.Helper()
 	if os.Getenv("KNIT_REVIEW_BUGS") != "1" {
 		t.Skip("review finding (fails as committed); run with KNIT_REVIEW_BUGS=1")
-	}
-}
-
-// reviewShapes are the one-worker shapes that stream.
-func reviewShapes() []shape {
-	return []shape{
-		{"w1", Config{Workers: 1}},
-		{"w1-parked", Config{Workers: 1, Park: knit.Park{Spin: knit.NoSpin}}},
-		{"w1-spin", Config{Workers: 1, Park: knit.Park{Spin: 20 * time.Microsecond}}},
-		{"w1-q8", Config{Workers: 1, QueueSize: minStreamCap}},
 	}
 }
 
@@ -339,7 +328,7 @@ func (r *reviewTask) drive(rng *rand.Rand, lo, hi int) {
 func TestReviewStreamStress(t *testing.T) {
 	watchdog(t, 240*time.Second)
 	for _, procs := range []int{1, 2, 4} {
-		for _, c := range reviewShapes() {
+		for _, c := range streamShapes() {
 			t.Run(fmt.Sprintf("procs=%d/%s", procs, c.name), func(t *testing.T) {
 				defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(procs))
 				p := New(c.cfg)
@@ -482,7 +471,7 @@ func TestReviewStreamStaleFutures(t *testing.T) {
 // goroutine, nothing hangs, and the counts agree.
 func TestReviewStreamNestedGoexit(t *testing.T) {
 	watchdog(t, 60*time.Second)
-	eachShape(t, reviewShapes(), func(t *testing.T, p *Pool) {
+	eachShape(t, streamShapes(), func(t *testing.T, p *Pool) {
 		ctx := context.Background()
 		var ran atomic.Int64
 		ch := make(chan Future[int], 1)
@@ -587,7 +576,7 @@ func TestReviewStreamCloseShutdownRace(t *testing.T) {
 			rounds := scale(300)
 			var totRan, totAbandoned, totRefused int64
 			for round := range rounds {
-				cfg := reviewShapes()[round%len(reviewShapes())].cfg
+				cfg := streamShapes()[round%len(streamShapes())].cfg
 				p := New(cfg)
 				const callers = 3
 				const per = 4000
