@@ -107,7 +107,7 @@ func ExampleSubscription_Unsubscribe() {
 	_, err := slow.TryPop()
 	fmt.Println(err)
 	// Output:
-	// knit: ring full
+	// knit: full
 	// <nil>
-	// knit: ring closed
+	// knit: closed
 }

@@ -61,7 +61,7 @@ func ExampleSPSCProducer_Close() {
 		fmt.Println(v)
 	}
 	// Output:
-	// knit: ring closed
+	// knit: closed
 	// 1
 	// 2
 	// drained
@@ -109,7 +109,7 @@ func ExampleMPSC_TryPushBatch() {
 	n, err := q.TryPopBatch(dst)
 	fmt.Println(dst[:n], err, q.Len())
 	// Output:
-	// 4 knit: ring full
+	// 4 knit: full
 	// [1 2 3] <nil> 1
 }
 

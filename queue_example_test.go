@@ -50,5 +50,5 @@ func ExampleQueue() {
 	q.Close() // the workers drain what is queued, then their ranges end
 	done.Wait()
 	fmt.Println(sum.Load(), submit(q, func() {}))
-	// Output: 45 knit: ring closed
+	// Output: 45 knit: closed
 }

@@ -55,9 +55,9 @@ func ExampleMPMC_TryPush() {
 		fmt.Println(s)
 	}
 	// Output:
-	// c knit: ring full
-	// knit: ring closed
+	// c knit: full
+	// knit: closed
 	// a
 	// b
-	// knit: ring closed
+	// knit: closed
 }
