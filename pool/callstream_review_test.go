@@ -12,7 +12,6 @@ import (
 	"testing"
 	"time"
 	"unsafe"
-
 )
 
 // Review tests of Call streams (issue 45, callstream.go). The stress tests
