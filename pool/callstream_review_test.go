@@ -663,7 +663,7 @@ func TestReviewStreamCloseShutdownRace(t *testing.T) {
 	}
 }
 
-func rng2(i int) int { return (i*2654435761 + 12345) & 0x7fffffff }
+func rng2(i int) int { return int((uint32(i)*2654435761 + 12345) & 0x7fffffff) }
 
 // TestReviewBugResizeStuckBehindLongCall (review finding, liveness, left
 // as a documented limit: see Task.Call): on a

@@ -186,8 +186,7 @@ func TestCallStreamNested(t *testing.T) {
 		// Call 0 waits for call 1, whose future it gets once both are
 		// appended; call 1 waits likewise for call 2.
 		chs := []chan Future[int]{make(chan Future[int], 1), make(chan Future[int], 1)}
-		var tk *Task[int, int]
-		tk = NewTask(p, func(x int) int {
+		tk := NewTask(p, func(x int) int {
 			if x < len(chs) {
 				v, err := (<-chs[x]).Wait(ctx)
 				if err != nil {
