@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
-	"os"
 	"runtime"
 	"sync"
 	"sync/atomic"
@@ -14,23 +13,11 @@ import (
 	"unsafe"
 )
 
-// Review tests of Call streams (issue 45, callstream.go). The stress tests
-// count: every call runs exactly once, every Future yields its own value
-// (or, for a refused or abandoned call, ErrClosed and no run), and Stats
-// agree. Tests named TestReviewBug* reproduce bugs found in review: they
-// fail on the code as committed and are skipped unless KNIT_REVIEW_BUGS=1,
-// so that the package's suite stays green until the bugs are fixed.
+// Stress tests of Call streams (callstream.go). They count: every call
+// runs exactly once, every Future yields its own value (or, for a refused
+// or abandoned call, ErrClosed and no run), and Stats agree.
 
-// reviewBug skips a test that reproduces a known review finding unless
-// KNIT_REVIEW_BUGS=1.
-func reviewBug(t *testing.T) {
-	t.Helper()
-	if os.Getenv("KNIT_REVIEW_BUGS") != "1" {
-		t.Skip("review finding (fails as committed); run with KNIT_REVIEW_BUGS=1")
-	}
-}
-
-// Behaviours of a call, by its argument x (an id): see reviewFn.
+// Behaviours of a call, by its argument x (an id): see stressTask.fn.
 const (
 	rvPanicMod  = 97 // x%97 == 5 panics
 	rvGoexitMod = 89 // x%89 == 7 calls runtime.Goexit (top-level ids only)
@@ -38,10 +25,10 @@ const (
 	rvFanMod    = 61 // x%61 == 11: Calls the task 20 times (children) and WaitAll
 )
 
-// reviewTask is the task the stress tests drive. Ids below base are the
+// stressTask is the task the stress tests drive. Ids below base are the
 // submitters'; a nested call's children use ids base+x*32+k. runs counts
 // each id's runs; the value of id x is 2x+1.
-type reviewTask struct {
+type stressTask struct {
 	tk    *Task[int, int]
 	base  int
 	runs  []atomic.Int32
@@ -58,28 +45,28 @@ type reviewTask struct {
 	noGoexit bool
 }
 
-func newReviewTask(p *Pool, base int) *reviewTask {
-	r := &reviewTask{base: base, runs: make([]atomic.Int32, base+base*32)}
+func newStressTask(p *Pool, base int) *stressTask {
+	r := &stressTask{base: base, runs: make([]atomic.Int32, base+base*32)}
 	r.tk = NewTask(p, r.fn)
 	return r
 }
 
-func (r *reviewTask) fail(err error) {
+func (r *stressTask) fail(err error) {
 	r.bad.Add(1)
 	r.first.CompareAndSwap(nil, err)
 }
 
-func (r *reviewTask) fn(x int) int {
+func (r *stressTask) fn(x int) int {
 	r.runs[x].Add(1)
 	if x >= r.base {
 		return 2*x + 1 // a child: plain
 	}
 	switch {
 	case x%rvPanicMod == 5:
-		panic(fmt.Sprint("review boom ", x))
+		panic(fmt.Sprint("stream boom ", x))
 	case x%rvGoexitMod == 7:
 		if r.noGoexit {
-			panic("review goexit-as-panic")
+			panic("goexit-as-panic")
 		}
 		runtime.Goexit()
 	case x%rvNestMod == 0:
@@ -107,7 +94,7 @@ func (r *reviewTask) fn(x int) int {
 }
 
 // describe tells what is behind f: for a stalled future, where it sits.
-func (r *reviewTask) describe(f Future[int]) string {
+func (r *stressTask) describe(f Future[int]) string {
 	if f.r == nil {
 		return fmt.Sprintf("no result (gen %d)", f.gen)
 	}
@@ -130,18 +117,18 @@ func (r *reviewTask) describe(f Future[int]) string {
 }
 
 // wait is f.Wait that reports a stall.
-func (r *reviewTask) wait(f Future[int]) (int, error) {
+func (r *stressTask) wait(f Future[int]) (int, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
 	v, err := f.Wait(ctx)
 	if errors.Is(err, context.DeadlineExceeded) {
-		panic("review: future stalled: " + r.describe(f))
+		panic("future stalled: " + r.describe(f))
 	}
 	return v, err
 }
 
 // check checks the result of top-level call x.
-func (r *reviewTask) check(x, v int, err error) {
+func (r *stressTask) check(x, v int, err error) {
 	var pe *PanicError
 	switch {
 	case x%rvPanicMod == 5 || x%rvGoexitMod == 7:
@@ -157,7 +144,7 @@ func (r *reviewTask) check(x, v int, err error) {
 
 // expected returns how many ids must have run once, and the panics
 // (panics and Goexits) among them, for top-level ids [0, n).
-func (r *reviewTask) expected(n int) (runs, panics int) {
+func (r *stressTask) expected(n int) (runs, panics int) {
 	for x := range n {
 		runs++
 		switch {
@@ -174,7 +161,7 @@ func (r *reviewTask) expected(n int) (runs, panics int) {
 
 // verify checks, after Close, that every id below n (and its children)
 // ran exactly once and nothing else ran, and that Stats agree.
-func (r *reviewTask) verify(t *testing.T, p *Pool, n int) {
+func (r *stressTask) verify(t *testing.T, p *Pool, n int) {
 	t.Helper()
 	if r.bad.Load() != 0 {
 		t.Fatalf("%d wrong results; first: %v", r.bad.Load(), r.first.Load())
@@ -203,12 +190,12 @@ func (r *reviewTask) verify(t *testing.T, p *Pool, n int) {
 	}
 }
 
-// reviewDriver makes calls [lo, hi) in patterns chosen by rng and checks
+// drive makes calls [lo, hi) in patterns chosen by rng and checks
 // them: bursts taken in order, in reverse, by WaitAll over this burst and
 // the rest of the last one (futures of two streams, some of slots), after
 // Done, by two racing Waits on copies; Call/Wait alternating; and futures
 // left for later.
-func (r *reviewTask) drive(rng *rand.Rand, lo, hi int) {
+func (r *stressTask) drive(rng *rand.Rand, lo, hi int) {
 	ctx := context.Background()
 	var held []Future[int] // futures of the last burst not yet taken
 	var heldX []int
@@ -321,10 +308,10 @@ func (r *reviewTask) drive(rng *rand.Rand, lo, hi int) {
 	}
 }
 
-// TestReviewStreamStress: several submitters drive one task through every
+// TestCallStreamStress: several submitters drive one task through every
 // pattern above, with panics, Goexits, nested and fanned-out calls of the
 // same task, at GOMAXPROCS 1, 2 and 4.
-func TestReviewStreamStress(t *testing.T) {
+func TestCallStreamStress(t *testing.T) {
 	watchdog(t, 240*time.Second)
 	for _, procs := range []int{1, 2, 4} {
 		for _, c := range streamShapes() {
@@ -334,7 +321,7 @@ func TestReviewStreamStress(t *testing.T) {
 				defer p.Close()
 				const submitters = 4
 				per := scale(2500)
-				r := newReviewTask(p, submitters*per)
+				r := newStressTask(p, submitters*per)
 				r.noGoexit = c.cfg.QueueSize == minStreamCap
 				var wg sync.WaitGroup
 				for g := range submitters {
@@ -352,10 +339,10 @@ func TestReviewStreamStress(t *testing.T) {
 	}
 }
 
-// TestReviewStreamNeverWaited: futures never waited on keep their stream
+// TestCallStreamNeverWaited: futures never waited on keep their stream
 // out of reuse; calls still run once, the retired ring fills, and streams
 // keep working (every later future is its own).
-func TestReviewStreamNeverWaited(t *testing.T) {
+func TestCallStreamNeverWaited(t *testing.T) {
 	watchdog(t, 60*time.Second)
 	p := New(Config{Workers: 1})
 	defer p.Close()
@@ -384,11 +371,11 @@ func TestReviewStreamNeverWaited(t *testing.T) {
 	}
 }
 
-// TestReviewStreamStaleFutures: futures taken long ago, while their
+// TestCallStreamStaleFutures: futures taken long ago, while their
 // stream is reused again and again, keep answering ErrFutureUsed (never
 // another call's value) from other goroutines, through Wait, WaitAll and
 // Done.
-func TestReviewStreamStaleFutures(t *testing.T) {
+func TestCallStreamStaleFutures(t *testing.T) {
 	watchdog(t, 60*time.Second)
 	for _, procs := range []int{1, 2, 4} {
 		t.Run(fmt.Sprintf("procs=%d", procs), func(t *testing.T) {
@@ -464,11 +451,11 @@ func TestReviewStreamStaleFutures(t *testing.T) {
 	}
 }
 
-// TestReviewStreamNestedGoexit: a call that waits on a later call of its
+// TestCallStreamNestedGoexit: a call that waits on a later call of its
 // own stream, which calls runtime.Goexit while run nested (settled): both
 // fail with a *PanicError, the calls after them run on the replacement
 // goroutine, nothing hangs, and the counts agree.
-func TestReviewStreamNestedGoexit(t *testing.T) {
+func TestCallStreamNestedGoexit(t *testing.T) {
 	watchdog(t, 60*time.Second)
 	eachShape(t, streamShapes(), func(t *testing.T, p *Pool) {
 		ctx := context.Background()
@@ -517,10 +504,10 @@ func TestReviewStreamNestedGoexit(t *testing.T) {
 	})
 }
 
-// TestReviewStreamResizeChurn: Resize toggles between streaming (one
+// TestCallStreamResizeChurn: Resize toggles between streaming (one
 // worker) and not while submitters drive the task through every pattern
 // (nested calls, fans, panics, Goexits included).
-func TestReviewStreamResizeChurn(t *testing.T) {
+func TestCallStreamResizeChurn(t *testing.T) {
 	watchdog(t, 120*time.Second)
 	for _, procs := range []int{1, 2, 4} {
 		t.Run(fmt.Sprintf("procs=%d", procs), func(t *testing.T) {
@@ -529,7 +516,7 @@ func TestReviewStreamResizeChurn(t *testing.T) {
 			defer p.Close()
 			const submitters = 3
 			per := scale(3000)
-			r := newReviewTask(p, submitters*per)
+			r := newStressTask(p, submitters*per)
 			stop := make(chan struct{})
 			resized := make(chan struct{})
 			go func() {
@@ -562,12 +549,12 @@ func TestReviewStreamResizeChurn(t *testing.T) {
 	}
 }
 
-// TestReviewStreamCloseShutdownRace: Close or Shutdown (with a deadline
+// TestCallStreamCloseShutdownRace: Close or Shutdown (with a deadline
 // of 0 to 40 µs) races callers in the middle of bursts. Every future
 // either gives its own value (its call ran once) or ErrClosed (its call
 // never ran); Stats count each run call completed and each abandoned
 // call abandoned, none twice.
-func TestReviewStreamCloseShutdownRace(t *testing.T) {
+func TestCallStreamCloseShutdownRace(t *testing.T) {
 	watchdog(t, 120*time.Second)
 	for _, procs := range []int{1, 2, 4} {
 		t.Run(fmt.Sprintf("procs=%d", procs), func(t *testing.T) {
@@ -665,51 +652,39 @@ func TestReviewStreamCloseShutdownRace(t *testing.T) {
 
 func rng2(i int) int { return int((uint32(i)*2654435761 + 12345) & 0x7fffffff) }
 
-// TestReviewBugResizeStuckBehindLongCall (review finding, liveness, left
-// as a documented limit: see Task.Call): on a
-// one-worker pool a call that blocks until a later call of the same task
-// runs waits, as before streams, until Resize adds a worker, which
-// steals the later call from the queue. With streams the later call sits
-// in the stream held by the blocked runner, which no other worker can
-// take: growing the pool no longer frees it. The control (QueueSize 4, no
-// streams) passes.
-func TestReviewBugResizeStuckBehindLongCall(t *testing.T) {
-	for _, qs := range []int{4, 0} {
-		t.Run(fmt.Sprintf("qs=%d", qs), func(t *testing.T) {
-			if qs == 0 {
-				reviewBug(t)
+// TestResizeFreesCallBehindBlocked: on a one-worker pool whose queues
+// are too small to stream, a call that blocks until a later call of its
+// task runs is freed by Resize: the added worker steals the later call
+// from the queue. (A stream keeps its calls with its worker; Task.Call's
+// doc says so.)
+func TestResizeFreesCallBehindBlocked(t *testing.T) {
+	watchdog(t, 30*time.Second)
+	p := New(Config{Workers: 1, QueueSize: minStreamCap - 1})
+	defer p.Close()
+	started, unblock := make(chan struct{}), make(chan struct{})
+	var once sync.Once
+	tk := NewTask(p, func(x int) int {
+		if x == 0 {
+			close(started)
+			select {
+			case <-unblock:
+			case <-time.After(10 * time.Second):
+				return -1 // give up, so that the pool can close
 			}
-			p := New(Config{Workers: 1, QueueSize: qs})
-			defer func() {
-				go p.Close() // may never return if the bug shows
-			}()
-			unblock := make(chan struct{})
-			var once sync.Once
-			tk := NewTask(p, func(x int) int {
-				if x == 0 {
-					select {
-					case <-unblock:
-					case <-time.After(5 * time.Second):
-						return -1 // give up, so that the pool can close
-					}
-					return 0
-				}
-				once.Do(func() { close(unblock) })
-				return x
-			})
-			f0 := tk.Call(0)
-			time.Sleep(10 * time.Millisecond) // call 0 runs and blocks
-			f1 := tk.Call(1)                  // would unblock it
-			p.Resize(2)                       // a second worker: it should take call 1
-			ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
-			defer cancel()
-			if v, err := f1.Wait(ctx); err != nil || v != 1 {
-				t.Fatalf("call 1 after Resize(2): %d, %v (held in the stream behind the blocked call 0)", v, err)
-			}
-			if v, err := f0.Wait(context.Background()); err != nil || v != 0 {
-				t.Fatalf("call 0: %d, %v", v, err)
-			}
-		})
+			return 0
+		}
+		once.Do(func() { close(unblock) })
+		return x
+	})
+	f0 := tk.Call(0)
+	<-started
+	f1 := tk.Call(1) // would unblock call 0
+	p.Resize(2)      // a second worker: it takes call 1
+	if v, err := f1.Wait(context.Background()); err != nil || v != 1 {
+		t.Fatalf("call 1 after Resize(2): %d, %v", v, err)
+	}
+	if v, err := f0.Wait(context.Background()); err != nil || v != 0 {
+		t.Fatalf("call 0: %d, %v", v, err)
 	}
 }
 
