@@ -16,7 +16,8 @@ import (
 //
 // Cap is math.MaxInt and memory grows while producers outrun the
 // consumers, one segment of 1024 items at a time, as a Mailbox's does;
-// drained, it shrinks back to two segments. The consumers' mutex is the
+// drained, it holds two segments and pools the rest for the next burst
+// until the garbage collector drops them. The consumers' mutex is the
 // price of sharing: where one goroutine drains the queue, a Mailbox is
 // the same queue without it, and where a bound is acceptable, an MPMC
 // takes no lock (BENCHMARKS.md, "Backlog").

@@ -21,12 +21,14 @@ import (
 // and publishes it with a release store of the slot's sequence; when a
 // segment fills, the producer that finds it full first links the next
 // one. The consumer reads slots in order and hands each segment it has
-// finished back for reuse. One segment is kept spare, so a mailbox that
-// the consumer keeps up with allocates nothing, and one that grew
-// (producers ahead of the consumer) shrinks back to at most two segments
-// once drained: the rest are left to the garbage collector. Popped slots
-// are cleared when T holds pointers, so a drained mailbox keeps nothing
-// alive.
+// finished back for reuse: one is kept spare, the rest go to a sync.Pool
+// of the mailbox's own. So a mailbox that the consumer keeps up with
+// allocates nothing, one that grew (producers ahead of the consumer)
+// reuses its segments for the next burst instead of allocating them
+// again, and once drained it holds at most two segments itself: the
+// pooled ones are the garbage collector's to drop, as sync.Pool's are.
+// Popped slots are cleared when T holds pointers, so a drained mailbox
+// keeps nothing alive.
 //
 // Cap is math.MaxInt: there is no bound, and memory grows while
 // producers outrun the consumer, one allocation per segment. Put
@@ -48,14 +50,17 @@ type Mailbox[T any] struct {
 	_       [CacheLineSize - 8]byte
 
 	// The consumer's line.
-	headSeg *mboxSeg[T]   // the segment being read; the consumer's own
-	readIdx uint64        // next slot of headSeg to read; the consumer's own
-	head    atomic.Uint64 // the consumer's position, for Len; stored by the consumer only
-	_       [CacheLineSize - 24]byte
+	headSeg  *mboxSeg[T]   // the segment being read; the consumer's own
+	readIdx  uint64        // next slot of headSeg to read; the consumer's own
+	headLap  uint64        // headSeg.lap, copied when the consumer moves to it
+	headBase uint64        // headSeg.base, likewise
+	head     atomic.Uint64 // the consumer's position, for Len; stored by the consumer only
+	_        [CacheLineSize - 40]byte
 
 	bells ringBells // notEmpty: the consumer waits; notFull is never rung (a push never waits)
 
 	spare  atomic.Pointer[mboxSeg[T]] // a finished segment kept for the next link, or nil
+	pool   sync.Pool                  // finished segments past the spare, until a GC drops them
 	mu     sync.Mutex                 // linking a segment, and Close
 	closed bool                       // under mu
 
@@ -63,6 +68,8 @@ type Mailbox[T any] struct {
 	clearSlots bool        // T holds pointers; read-only after construction
 	shared     bool        // a Backlog's: several consumers; read-only after construction
 	shut       atomic.Bool // stored by Close before it seals: see wake
+
+	waited T // the item a blocked Pop's attempt took, for Pop to return: see popWait
 }
 
 // mailboxSegSize is the number of slots in a segment: a segment boundary
@@ -112,7 +119,7 @@ func (m *Mailbox[T]) init(park Park) {
 	m.clearSlots = holdsPointers(reflect.TypeFor[T]())
 	s := new(mboxSeg[T])
 	s.lap = 1
-	m.headSeg = s
+	m.headSeg, m.headLap = s, s.lap
 	m.tailSeg.Store(s)
 	m.bells.park = ringPark(park)
 }
@@ -164,17 +171,21 @@ func (m *Mailbox[T]) grow(full *mboxSeg[T]) bool {
 	if full.claim.Load() < mailboxSegSize {
 		// full was recycled and linked again since its caller found it
 		// full: the last segment, in a later incarnation, with room.
-		// (Its claim cannot be reset while it is the last: only a spare
-		// is reset, and only here.)
+		// (Its claim cannot be reset while it is the last: only a
+		// finished segment, from the spare or the pool, is reset, and
+		// only here.)
 		return true
 	}
 	n := m.spare.Swap(nil)
+	if n == nil {
+		n, _ = m.pool.Get().(*mboxSeg[T])
+	}
 	if n == nil {
 		n = new(mboxSeg[T]) // the one allocation of a segment
 	}
 	base := full.base.Load() + mailboxSegSize
 	// n.next is nil: n is new, or advance cleared it before n became
-	// the spare.
+	// the spare or went to the pool.
 	n.sealed.Store(0)
 	n.base.Store(base)
 	n.lap = base/mailboxSegSize + 1
@@ -189,7 +200,29 @@ func (m *Mailbox[T]) grow(full *mboxSeg[T]) bool {
 }
 
 // pop is the consumer's attempt: the next slot in order, if it is ready.
+// The common case, a ready slot in the segment being read, is small
+// enough to be inlined into Pop and TryPop; the rest is popMiss.
 func (m *Mailbox[T]) pop() (T, status) {
+	if s, i := m.headSeg, m.readIdx; !checkEnds && s != nil && i < mailboxSegSize {
+		sl := &s.slots[i]
+		// Acquire: pairs with the producer's release store of ready.
+		if sl.ready.Load() == m.headLap {
+			v := sl.val
+			if m.clearSlots {
+				var zero T
+				sl.val = zero
+			}
+			m.readIdx = i + 1
+			m.storeHead(m.headBase + i + 1)
+			return v, stOK
+		}
+	}
+	return m.popMiss()
+}
+
+// popMiss is pop past the end of a segment, at a slot not yet ready, and
+// every pop of the checked build.
+func (m *Mailbox[T]) popMiss() (T, status) {
 	if checkEnds {
 		m.consSide.enter("Mailbox", "consumer")
 		defer m.consSide.leave()
@@ -204,7 +237,7 @@ func (m *Mailbox[T]) pop() (T, status) {
 	}
 	sl := &s.slots[i]
 	// Acquire: pairs with the producer's release store of ready.
-	if sl.ready.Load() != s.lap {
+	if sl.ready.Load() != m.headLap {
 		return zero, m.emptyStatus(s, i)
 	}
 	v := sl.val
@@ -212,8 +245,21 @@ func (m *Mailbox[T]) pop() (T, status) {
 		sl.val = zero
 	}
 	m.readIdx = i + 1
-	storeRel(&m.head, s.base.Load()+i+1)
+	m.storeHead(m.headBase + i + 1)
 	return v, stOK
+}
+
+// storeHead publishes the consumer's position. A Mailbox's is read only
+// for Len and a waiter's hint, which want a recent value and nothing
+// ordered with it, so it is storeHint's plain store, inlined into pop; a
+// Backlog's consumers are several, and popInFlight orders its load of
+// head before its load of the tail, so theirs is the release store.
+func (m *Mailbox[T]) storeHead(pos uint64) {
+	if m.shared {
+		storeRel(&m.head, pos)
+	} else {
+		storeHint(&m.head, pos)
+	}
 }
 
 // advance moves the consumer from a finished segment to the next one and
@@ -229,9 +275,10 @@ func (m *Mailbox[T]) advance() status {
 		return m.emptyStatus(s, mailboxSegSize)
 	}
 	m.headSeg, m.readIdx = n, 0
+	m.headLap, m.headBase = n.lap, n.base.Load()
 	// Every slot of s was claimed, filled and read: no producer will
 	// touch it again except to find its claim full. Keep it for the
-	// next link if the spare is free, else leave it to the collector.
+	// next link: as the spare if that is free, else in the pool.
 	//
 	// First cut s from the chain: a spare that still pointed to n would
 	// keep every segment from n to the consumer's reachable, so a
@@ -243,12 +290,15 @@ func (m *Mailbox[T]) advance() status {
 	// tailSeg to n without reading s.next again. A producer holding s
 	// from before finds it full and its grow, once it has mu, sees
 	// tailSeg is not s. s can be the last segment again only once grow
-	// takes it from the spare, and the CAS below publishes it there after
-	// this store (grow's Swap acquires it), so the nil precedes every
-	// later link after s. A segment is never left in the spare with a
-	// next, so grow need not clear it.
+	// takes it from the spare or the pool, and the CAS or the Put below
+	// publishes it there after this store (grow's Swap or Get acquires
+	// it), so the nil precedes every later link after s. A segment is
+	// never left in the spare or the pool with a next, so grow need not
+	// clear it.
 	s.next.Store(nil)
-	m.spare.CompareAndSwap(nil, s)
+	if !m.spare.CompareAndSwap(nil, s) {
+		m.pool.Put(s)
+	}
 	return stOK
 }
 
@@ -438,7 +488,47 @@ func (m *Mailbox[T]) Pop(ctx context.Context) (T, error) {
 	if v, st := m.pop(); st == stOK {
 		return v, nil
 	}
-	return popSlow[T](m, &m.bells, ctx)
+	return m.popWait(ctx)
+}
+
+// popWait is Pop once its attempts found nothing: popSlow's loop, but
+// the item comes back through m.waited, which only the one consumer
+// touches. popSlow hands its attempts a pointer to a local of its own,
+// and an attempt called through await's type parameter makes that local
+// escape: an allocation per blocked Pop, as many as one per item where
+// the consumer keeps up with the producers.
+func (m *Mailbox[T]) popWait(ctx context.Context) (T, error) {
+	if checkEnds {
+		m.consSide.enter("Mailbox", "consumer")
+		defer m.consSide.leave()
+	}
+	st, err := await(ctx, &m.bells.notEmpty, m.bells.park, yieldsBefore(m.sharedPop()), mboxPopCall[T]{m})
+	if err == nil && st == stDrained {
+		err = ErrClosed
+	}
+	var zero T
+	if err != nil {
+		return zero, err
+	}
+	v := m.waited
+	m.waited = zero
+	return v, nil
+}
+
+// mboxPopCall is a Mailbox's blocked Pop, as await drives it.
+type mboxPopCall[T any] struct{ m *Mailbox[T] }
+
+func (c mboxPopCall[T]) attempt() status {
+	v, st := c.m.pop()
+	if st == stOK {
+		c.m.waited = v
+	}
+	return st
+}
+func (c mboxPopCall[T]) inFlight() bool { return c.m.popInFlight() }
+func (c mboxPopCall[T]) position() uint64 {
+	tail, _ := c.m.indices()
+	return tail &^ closedBit
 }
 
 // TryPushBatch adds all of vs, in order, unless the mailbox closes

@@ -301,7 +301,8 @@ func TestMailboxRecycledSegment(t *testing.T) {
 }
 
 // TestMailboxDrainedSegments: after a burst that no consumer kept up
-// with, a drained mailbox keeps at most two segments reachable, however
+// with, a drained mailbox keeps at most two segments in its chain and
+// spare (the rest are in its pool, which the collector empties), however
 // it was drained, burst after burst.
 func TestMailboxDrainedSegments(t *testing.T) {
 	var buf [300]int
@@ -550,5 +551,106 @@ func TestMailboxBatchStatusAtSegmentEnd(t *testing.T) {
 				t.Fatalf("TryPopBatch after Close, drained = %d, %v; want 0, ErrClosed", n, err)
 			}
 		})
+	}
+}
+
+// TestMailboxBurstReusesSegments: a burst the consumer did not keep up
+// with leaves its segments for the next burst, which then allocates
+// nothing (until a collection drops them).
+func TestMailboxBurstReusesSegments(t *testing.T) {
+	if raceEnabled {
+		t.Skip("sync.Pool drops items at random under the race detector")
+	}
+	const n = 32 * mailboxSegSize
+	m := NewMailbox[int](Park{})
+	burst := func() {
+		for i := range n {
+			m.TryPush(i)
+		}
+		for i := range n {
+			if v, err := m.TryPop(); err != nil || v != i {
+				t.Fatalf("TryPop = %d, %v; want %d", v, err, i)
+			}
+		}
+	}
+	burst()
+	// AllocsPerRun runs burst once more before it counts; a collection
+	// meanwhile empties the pool, so allow one segment per item of slack
+	// in a thousand runs' worth: the bound is what matters, not 0.
+	if a := testing.AllocsPerRun(5, burst); a > n/mailboxSegSize/4 {
+		t.Errorf("a burst of %d segments after a drained one allocated %.1f times, want them reused", n/mailboxSegSize, a)
+	}
+}
+
+// TestMailboxPooledSegmentsStress: segments go round through the spare
+// and the pool many times while producers that were preempted mid-push
+// still hold segments from earlier incarnations. Each producer's items
+// arrive once and in its order, and nothing is lost across Close.
+func TestMailboxPooledSegmentsStress(t *testing.T) {
+	defer watchdog(t, 120*time.Second)()
+	const producers = 8
+	per := 128 * mailboxSegSize
+	if testing.Short() || raceEnabled {
+		per = 8 * mailboxSegSize
+	}
+	m := NewMailbox[uint64](Park{Spin: NoSpin})
+	var wg sync.WaitGroup
+	for p := range producers {
+		wg.Go(func() {
+			rng := rand.New(rand.NewPCG(uint64(p), 7))
+			for i := range per {
+				if err := m.TryPush(uint64(p)<<32 | uint64(i)); err != nil {
+					panic(fmt.Sprint("TryPush on an open mailbox: ", err))
+				}
+				if rng.IntN(512) == 0 {
+					runtime.Gosched() // hold an old tail across other producers' links
+				}
+			}
+		})
+	}
+	go func() { wg.Wait(); m.Close() }()
+	next := make([]int, producers)
+	rng := rand.New(rand.NewPCG(11, 5))
+	ctx := context.Background()
+	dst := make([]uint64, 300)
+	take := func(v uint64) {
+		p, i := int(v>>32), int(v&math.MaxUint32)
+		if p >= producers || i != next[p] {
+			t.Fatalf("producer %d: item %d, want %d (lost, repeated or out of order)", p, i, next[p])
+		}
+		next[p]++
+	}
+	for popped := 0; ; popped++ {
+		if rng.IntN(4096) == 0 {
+			// Lag several segments, so that finished segments pile up in
+			// the pool when the consumer catches up.
+			for ahead := (2 + rng.IntN(8)) * mailboxSegSize; m.Len() < ahead && popped < producers*per-ahead; {
+				runtime.Gosched()
+			}
+		}
+		if rng.IntN(2) == 0 {
+			v, err := m.Pop(ctx)
+			if errors.Is(err, ErrClosed) {
+				break
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			take(v)
+			continue
+		}
+		n, err := m.PopBatch(ctx, dst[:1+rng.IntN(len(dst))])
+		for _, v := range dst[:n] {
+			take(v)
+		}
+		popped += max(n-1, 0)
+		if errors.Is(err, ErrClosed) {
+			break
+		}
+	}
+	for p, n := range next {
+		if n != per {
+			t.Errorf("producer %d: %d items arrived, want %d", p, n, per)
+		}
 	}
 }

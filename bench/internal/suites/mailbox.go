@@ -1,6 +1,7 @@
 package suites
 
 import (
+	"context"
 	"fmt"
 
 	"github.com/puzpuzpuz/xsync/v4"
@@ -16,7 +17,9 @@ import (
 // of capacity 1024 whose producers block while full, so they are not the
 // same contract: a Go channel and knit's MPSC ring. The limit is an
 // atomic add per item on one word shared by the producers and one by the
-// consumer. Producers and the consumer run on goroutines of their own,
+// consumer. bytedance's lscq cannot wait, so its consumer runs a try
+// loop, and the Mailbox's try loop (TryPush, TryPop) is the row to read
+// it against. Producers and the consumer run on goroutines of their own,
 // each told its share per round (the rings suite's contended rows).
 var mailboxSuite = harness.Suite{
 	Name: "mailbox",
@@ -24,7 +27,7 @@ var mailboxSuite = harness.Suite{
 		"and one consumer. A buffered channel and knit MPSC (capacity 1024) are bounded: their producers wait " +
 		"while full, which an unbounded queue never does. Limit: one atomic add per item on a word shared by " +
 		"the producers, and one on the consumer's. bytedance's lscq (unbounded MPMC, amd64 and arm64) is drained " +
-		"by a try loop, as it cannot wait.",
+		"by a try loop, as it cannot wait; the Mailbox's try loop is beside it.",
 	Unit: "item",
 	Ref:  mailboxRef,
 	Rows: mailboxRows,
@@ -52,15 +55,36 @@ func mailboxRows(cfg harness.Config) []harness.Row {
 				func() (uint64, error) { return q.Dequeue(), nil },
 				nil)
 		})
-		row("knit Mailbox", func() harness.Bench {
-			return startRingContended(knit.NewMailbox[uint64](knit.Park{}), p, 1)
-		})
+		row("knit Mailbox", func() harness.Bench { return mailboxContended(p) })
 		row("Go channel, capacity 1024 (bounded)", func() harness.Bench { return startChanContended(p, 1) })
 		row("knit MPSC, capacity 1024 (bounded)", func() harness.Bench {
 			return startRingContended(knit.NewMPSC[uint64](ringCap, knit.Park{}), p, 1)
 		})
 		row("limit: atomic add on two shared words", func() harness.Bench { return startAddContended(p, 1) })
+		row("knit Mailbox (TryPush, TryPop), try loop", func() harness.Bench { return mailboxTryContended(p) })
 		rows = append(rows, lscqRow(g, p)...)
 	}
 	return rows
+}
+
+// mailboxContended calls the Mailbox's methods on the concrete type, as
+// the reference row calls UMPSCQueue's and as an actor's code would; the
+// bounded rows go through knit.Queue.
+func mailboxContended(p int) *contended {
+	m := knit.NewMailbox[uint64](knit.Park{})
+	ctx := context.Background()
+	return startContended(p, 1,
+		func(v uint64) error { return m.Push(ctx, v) },
+		func() (uint64, error) { return m.Pop(ctx) },
+		m.Close)
+}
+
+// mailboxTryContended is the Mailbox in lscq's shape: pushes that never
+// wait, and the consumer's try loop around TryPop.
+func mailboxTryContended(p int) *contended {
+	m := knit.NewMailbox[uint64](knit.Park{})
+	return startContended(p, 1,
+		m.TryPush,
+		tryPop(func() (uint64, bool) { v, err := m.TryPop(); return v, err == nil }),
+		m.Close)
 }
