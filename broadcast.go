@@ -797,7 +797,7 @@ func (s *Subscription[T]) ready() status {
 // with ready for the attempt (PopFunc takes the item itself once it is).
 func (s *Subscription[T]) await(ctx context.Context) error {
 	bs := s.bellsOf()
-	st, err := await(ctx, &bs.notEmpty, bs.park, 0, subCall[T]{s})
+	_, st, err := await(ctx, &bs.notEmpty, bs.park, 0, subCall[T]{s})
 	if err == nil && st == stDrained {
 		err = ErrClosed
 	}
@@ -807,9 +807,9 @@ func (s *Subscription[T]) await(ctx context.Context) error {
 // subCall is a Subscription's blocked wait for its next item.
 type subCall[T any] struct{ s *Subscription[T] }
 
-func (c subCall[T]) attempt() status  { return c.s.ready() }
-func (c subCall[T]) position() uint64 { return c.s.barrier() }
-func (c subCall[T]) inFlight() bool   { return false } // one reader, one producer
+func (c subCall[T]) attempt() (struct{}, status) { return struct{}{}, c.s.ready() }
+func (c subCall[T]) position() uint64            { return c.s.barrier() }
+func (c subCall[T]) inFlight() bool              { return false } // one reader, one producer
 
 // TryPopBatch takes up to len(dst) ready items with one store of the
 // cursor: see Consumer.TryPopBatch.

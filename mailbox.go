@@ -68,8 +68,6 @@ type Mailbox[T any] struct {
 	clearSlots bool        // T holds pointers; read-only after construction
 	shared     bool        // a Backlog's: several consumers; read-only after construction
 	shut       atomic.Bool // stored by Close before it seals: see wake
-
-	waited T // the item a blocked Pop's attempt took, for Pop to return: see popWait
 }
 
 // mailboxSegSize is the number of slots in a segment: a segment boundary
@@ -491,41 +489,29 @@ func (m *Mailbox[T]) Pop(ctx context.Context) (T, error) {
 	return m.popWait(ctx)
 }
 
-// popWait is Pop once its attempts found nothing: popSlow's loop, but
-// the item comes back through m.waited, which only the one consumer
-// touches. popSlow hands its attempts a pointer to a local of its own,
-// and an attempt called through await's type parameter makes that local
-// escape: an allocation per blocked Pop, as many as one per item where
-// the consumer keeps up with the producers.
+// popWait is Pop once its attempts found nothing: popSlow's wait, on
+// the Mailbox's own pop.
 func (m *Mailbox[T]) popWait(ctx context.Context) (T, error) {
 	if checkEnds {
 		m.consSide.enter("Mailbox", "consumer")
 		defer m.consSide.leave()
 	}
-	st, err := await(ctx, &m.bells.notEmpty, m.bells.park, yieldsBefore(m.sharedPop()), mboxPopCall[T]{m})
+	v, st, err := await(ctx, &m.bells.notEmpty, m.bells.park, yieldsBefore(m.sharedPop()), mboxPopCall[T]{m})
 	if err == nil && st == stDrained {
 		err = ErrClosed
 	}
-	var zero T
 	if err != nil {
+		var zero T
 		return zero, err
 	}
-	v := m.waited
-	m.waited = zero
 	return v, nil
 }
 
 // mboxPopCall is a Mailbox's blocked Pop, as await drives it.
 type mboxPopCall[T any] struct{ m *Mailbox[T] }
 
-func (c mboxPopCall[T]) attempt() status {
-	v, st := c.m.pop()
-	if st == stOK {
-		c.m.waited = v
-	}
-	return st
-}
-func (c mboxPopCall[T]) inFlight() bool { return c.m.popInFlight() }
+func (c mboxPopCall[T]) attempt() (T, status) { return c.m.pop() }
+func (c mboxPopCall[T]) inFlight() bool       { return c.m.popInFlight() }
 func (c mboxPopCall[T]) position() uint64 {
 	tail, _ := c.m.indices()
 	return tail &^ closedBit

@@ -99,11 +99,15 @@ type ringCore[T any] interface {
 // checks cost nothing while nobody waits: they run only in a registered
 // waiter, after its re-check failed.
 
-// blockedCall is one blocked Push or Pop, as await drives it.
-type blockedCall interface {
+// blockedCall is one blocked Push or Pop, as await drives it; R is what
+// a successful attempt hands back (a Pop's item, nothing for a Push). It
+// travels as a result, never through a pointer to the caller's frame:
+// await calls attempt through its type parameter, so a pointer held by
+// the call would escape, and every wait would allocate a copy of it.
+type blockedCall[R any] interface {
 	// attempt is one non-blocking try: stOK, or the final stClosed or
 	// stDrained, ends the wait; stFull or stEmpty goes on waiting.
-	attempt() status
+	attempt() (R, status)
 	// position is the index the re-check reads, for the bell's hint.
 	position() uint64
 	// inFlight: see "In flight", above.
@@ -122,18 +126,19 @@ type blockedCall interface {
 // through; "In flight" above makes the wake of one published while
 // another was being written reach a waiter that can use it. It returns
 // the attempt's final status, or ctx's error once ctx ends.
-func await[C blockedCall](ctx context.Context, b *ringBell, park Park, yields int, c C) (status, error) {
+func await[R any, C blockedCall[R]](ctx context.Context, b *ringBell, park Park, yields int, c C) (R, status, error) {
 	woken := false   // a Wait returned nil: a Notify may have meant this call
 	waiting := false // the last look found a position in flight beside other waiters
 	for {
-		if st := c.attempt(); st != stFull && st != stEmpty {
-			return st, nil
+		if r, st := c.attempt(); st != stFull && st != stEmpty {
+			return r, st, nil
 		}
 		if err := ctx.Err(); err != nil {
 			if woken && c.inFlight() {
 				b.Notify(1) // pass the wake on: see "In flight"
 			}
-			return stEmpty, err
+			var zero R
+			return zero, stEmpty, err
 		}
 		if yields > 0 {
 			yields--
@@ -150,14 +155,14 @@ func await[C blockedCall](ctx context.Context, b *ringBell, park Park, yields in
 			}
 		}
 		t, fenced := b.prepare(c.position())
-		st := c.attempt()
+		r, st := c.attempt()
 		if (st == stFull || st == stEmpty) && !fenced {
 			b.fence()
-			st = c.attempt()
+			r, st = c.attempt()
 		}
 		if st != stFull && st != stEmpty {
 			b.Cancel(t)
-			return st, nil
+			return r, st, nil
 		}
 		if c.inFlight() && b.Waiters() > 1 {
 			b.Cancel(t)
@@ -166,7 +171,8 @@ func await[C blockedCall](ctx context.Context, b *ringBell, park Park, yields in
 			continue
 		}
 		if err := b.Wait(ctx, t, park); err != nil {
-			return stEmpty, err
+			var zero R
+			return zero, stEmpty, err
 		}
 		woken = true
 	}
@@ -175,26 +181,22 @@ func await[C blockedCall](ctx context.Context, b *ringBell, park Park, yields in
 // pushCall and popCall are a ring's blocked Push and Pop.
 type pushCall[T any] struct {
 	r ringCore[T]
-	v *T
+	v T
 }
 
-func (c pushCall[T]) attempt() status { return c.r.push(*c.v) }
-func (c pushCall[T]) inFlight() bool  { return c.r.pushInFlight() }
+func (c pushCall[T]) attempt() (struct{}, status) { return struct{}{}, c.r.push(c.v) }
+func (c pushCall[T]) inFlight() bool              { return c.r.pushInFlight() }
 func (c pushCall[T]) position() uint64 {
 	_, head := c.r.indices()
 	return head
 }
 
 type popCall[T any] struct {
-	r   ringCore[T]
-	dst *T
+	r ringCore[T]
 }
 
-func (c popCall[T]) attempt() (st status) {
-	*c.dst, st = c.r.pop()
-	return st
-}
-func (c popCall[T]) inFlight() bool { return c.r.popInFlight() }
+func (c popCall[T]) attempt() (T, status) { return c.r.pop() }
+func (c popCall[T]) inFlight() bool       { return c.r.popInFlight() }
 func (c popCall[T]) position() uint64 {
 	tail, _ := c.r.indices()
 	return tail &^ closedBit
@@ -208,7 +210,7 @@ func pushSlow[T any](r ringCore[T], b *ringBells, ctx context.Context, v T) erro
 			defer g.leave()
 		}
 	}
-	st, err := await(ctx, &b.notFull, b.park, yieldsBefore(r.sharedPush()), pushCall[T]{r, &v})
+	_, st, err := await(ctx, &b.notFull, b.park, yieldsBefore(r.sharedPush()), pushCall[T]{r, v})
 	if err == nil && st == stClosed {
 		err = ErrClosed
 	}
@@ -223,8 +225,7 @@ func popSlow[T any](r ringCore[T], b *ringBells, ctx context.Context) (T, error)
 			defer g.leave()
 		}
 	}
-	var v T
-	st, err := await(ctx, &b.notEmpty, b.park, yieldsBefore(r.sharedPop()), popCall[T]{r, &v})
+	v, st, err := await(ctx, &b.notEmpty, b.park, yieldsBefore(r.sharedPop()), popCall[T]{r})
 	if err == nil && st == stDrained {
 		err = ErrClosed
 	}
