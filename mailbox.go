@@ -201,7 +201,12 @@ func (m *Mailbox[T]) grow(full *mboxSeg[T]) bool {
 // The common case, a ready slot in the segment being read, is small
 // enough to be inlined into Pop and TryPop; the rest is popMiss.
 func (m *Mailbox[T]) pop() (T, status) {
-	if s, i := m.headSeg, m.readIdx; !checkEnds && s != nil && i < mailboxSegSize {
+	if checkEnds {
+		// The checked build's guard is in popMiss: nothing of the
+		// consumer's may be read before it.
+		return m.popMiss()
+	}
+	if s, i := m.headSeg, m.readIdx; s != nil && i < mailboxSegSize {
 		sl := &s.slots[i]
 		// Acquire: pairs with the producer's release store of ready.
 		if sl.ready.Load() == m.headLap {
