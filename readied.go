@@ -49,11 +49,11 @@ var readied [64]struct {
 // Hence the window.
 //
 // readiedWindow is how soon after the Notify, in counter ticks, a Wait
-// takes its note: about 400 ns, long enough for a notifier that blocks
-// right after its Notify, short enough that a producer that notifies
-// now and then between bursts of work does not yield. amd64 does not
-// know its TSC rate before calibration (see calibrateClock), so it takes
-// 1024 ticks: 250 ns to 1 µs at 1-4 GHz.
+// takes its note: long enough for a notifier that blocks right after its
+// Notify, short enough that a producer that notifies now and then
+// between bursts of work does not yield (BENCHMARKS.md, "Parking", has
+// the window in nanoseconds). amd64 does not know its TSC rate before
+// calibration (see calibrateClock), so it takes a fixed tick count.
 var readiedWindow = func() uint64 {
 	if hz := archCounterHz(); hz > 0 {
 		return uint64(hz) * 400 / 1e9

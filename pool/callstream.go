@@ -463,8 +463,8 @@ func (s *callStream[In, Out]) awaitFill(e *elem[In, Out]) {
 }
 
 // fillSpins is how many spin hints awaitFill polls for before it parks:
-// about 200 ns where a hint takes 25 ns, several times a caller's path
-// from its reservation to its fill.
+// several times a caller's path from its reservation to its fill
+// (BENCHMARKS.md, "Calls in flight: Call streams").
 const fillSpins = 8
 
 // settle: see settler and "Nested waits" above. The frame is w's
