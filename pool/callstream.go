@@ -17,89 +17,120 @@ import (
 // paid, per call, what CallBatch pays per group: a queue push and pop
 // (two locked instructions and a slot on the producer's side, one on the
 // consumer's), a free-list ring pop and push for the call's slot, and the
-// worker's interface call and deferred recover. On a one-worker pool
-// those calls can travel as CallBatch's do, with no change to the
-// caller's code: a task keeps an open stream, a packet of calls side by
-// side that Call appends to, and the stream is queued as one job only
-// when no runner holds it. A runner runs the stream's calls in order as
-// they are appended and completes each future as its call returns; when
-// it catches up with the callers it yields once, as an idle worker does
-// before it parks (worker.loop), so that a caller queued on its P can
-// append the next call, and only then leaves the stream. The next Call
-// finds it left and queues it again. So a burst of calls costs one queue
-// entry and one doorbell, and a caller alternating Call and Wait with the
-// worker on its P costs none: per call, the append's CAS and its fenced
-// store of the fill, the runner's Or that publishes the result, and the
-// Wait's CAS that takes it.
+// worker's interface call and deferred recover. Those calls travel as
+// CallBatch's do, with no change to the caller's code: a task keeps an
+// open stream, a packet of calls side by side that Call appends to, and
+// the stream is queued as a job only when it needs a runner. A runner
+// runs the stream's calls as they are appended and completes each future
+// as its call returns; when it catches up with the callers it yields
+// once, as an idle worker does before it parks (worker.loop), so that a
+// caller queued on its P can append the next call, and only then leaves.
+// The next Call finds no runner and queues the stream again. So a burst
+// of calls costs a queue entry and a doorbell per runner.
 //
-// Only for a pool of one worker: a stream has one runner at a time, so
-// its calls run in order on one worker, which with several workers would
-// keep a call queued behind a long one while another worker idles (a
-// queued call can be stolen), and would deadlock calls that wait for each
-// other to run side by side (TestParallelWake). With several workers Call
-// queues each call as before.
+// A stream runs in one of two ways, chosen when a caller finds it with
+// no runner, by the pool's size at that moment, and kept until its last
+// runner leaves:
+//
+//   - single (a pool of one worker): one runner, which takes the calls in
+//     order with no atomic operation of its own. Per call that leaves the
+//     append's CAS and its fenced store of the fill, the runner's Or that
+//     publishes the result, and the Wait's CAS that takes it.
+//   - shared (several workers): up to one runner per worker (and per
+//     call the stream holds), each claiming the next call with a CAS of st, so that a
+//     call never waits behind a long one while a worker idles, and calls
+//     that wait for each other can run side by side (TestParallelWake).
+//     A Call that finds every runner inside a call (runners == busy)
+//     queues one more runner; a runner leaves only when no call is left
+//     to claim.
 //
 // The stream's word, st, holds the epoch (stEpoch and up: bumped when the
 // stream is reused, so that a caller that read the word in an earlier use
-// cannot CAS it), the number of calls reserved (tail), and two flags:
+// cannot CAS it), the number of calls reserved (tail), the next call to
+// claim (head: kept by shared runners; a single runner keeps its place
+// itself and stores it there when it leaves), and:
 //
-//	stActive   a runner holds the stream: its job is queued or running,
-//	           or the caller that set it is about to queue it
-//	stPending  that caller has not queued it yet
+//	stActive   the stream has a runner: its job is queued or running, or
+//	           the caller that set it is about to queue it
+//	stPending  a caller is queueing a runner it counted: no other caller
+//	           appends until it has
+//	stShared   the runners are shared ones; then runners counts them and
+//	           busy those inside a call
 //
-// Call reserves the next call with a CAS on st (tail+1, and stActive),
-// writes the argument, marks the call filled with a sync/atomic store on
-// its result word (the filled bit), and rings s.filling, which costs a
-// load unless the runner waits there (see awaitFill). If stActive was
-// clear, this caller queues the stream (p.submit, which rings the
-// worker); stPending stands until then, and a Call that finds it set
-// queues its call on its own, as before: so a call appended to a stream
-// was accepted exactly when its stream's job was, and a pool that refuses
-// the job (closed) refuses the only call appended meanwhile, the
-// scheduler's own, which is rolled back. Call appends nothing once the
-// pool is closing (a runner would run it, and Close wait for it).
+// Call reserves the next call with a CAS on st (tail+1, and the runner it
+// must queue, if any), writes the argument, marks the call filled with a
+// sync/atomic store on its result word (the filled bit), and rings
+// s.filling, which costs a load unless a runner waits there (see
+// awaitFill). Then, if it counted a runner, it queues the stream (p.submit,
+// which rings a worker); stPending stands until then, and a Call that
+// finds it set queues its call on its own: so a call appended to a
+// stream was accepted exactly when its stream's runner was, and a pool
+// that refuses the job (closed) refuses only the caller's own call, which
+// is rolled back (a shared helper's call stays: a runner is there to run
+// it). Call appends nothing once the pool is closing (a runner would run
+// it, and Close wait for it).
 //
-// Why no call is left behind. The runner leaves only by a CAS of st that
-// clears stActive with tail equal to the next call it would run; a
-// reservation is a CAS of the same word. In their order either the
-// reservation comes first, the leave's CAS fails and the runner sees the
-// new tail (and waits for the fill, a few instructions away), or the
-// leave comes first and the reserving caller finds stActive clear and
-// queues the stream. A runner that finds a reserved call not yet filled
-// waits for it on s.filling, by the Event's protocol: it registers and
-// re-checks the word, the caller stores the flag and then rings; so
-// either the re-check sees the fill or the ring finds the runner
-// registered.
+// Why no call is left behind. A runner leaves only by a CAS of st whose
+// old value has no call left to take (tail equal to the next call it
+// would run); a reservation is a CAS of the same word. In their order
+// either the reservation comes first, the leave's CAS fails and the
+// runner sees the new tail, or the leave comes first and the reserving
+// caller finds the runners it counts on gone and queues one. A shared
+// runner counts itself busy in the CAS that claims a call and idle again
+// by a CAS before it leaves, so a caller that counts on an idle runner
+// has one that must still claim its call. A runner that claims a
+// reserved call not yet filled waits for it on s.filling, by the Event's
+// protocol: it registers and re-checks the word, the caller stores the
+// flag and then rings; so either the re-check sees the fill or the ring
+// finds the runner registered.
 //
 // Nested waits. A call that waits on its own pool (Future.Wait, Group.Wait,
-// Map, a full queue) while its stream's later calls are held by its
-// runner would wait for ever if it waited on one of them. So, as for a
-// CallBatch packet, before a worker waits or runs anything nested inside a
-// stream's call it settles: it runs the stream's calls appended so far
-// itself, nested, and leaves the stream, so that later calls queue it
-// again; the call below then ends without going back to the stream.
+// Map, a full queue) while its stream's later calls wait for its runner
+// would wait for ever if it waited on one of them and nobody else ran
+// them. So, as for a CallBatch packet, before a worker waits or runs
+// anything nested inside a stream's call it settles: it runs the stream's
+// calls appended so far itself, nested, and leaves the stream, so that
+// later calls queue a runner again; the call below then ends without
+// going back to the stream.
 //
 // Reuse. A stream holds streamCap calls. When it is full the next Call
 // opens another (under the task's mutex, once per streamCap calls), and
 // the full one goes to the task's retired ring. A retired stream is
-// reused once the future of every one of its calls has been taken: each
-// taken result word has moved to the next generation, its filled flag
-// cleared by the taking Wait once it is done with the result (see
-// filled), which a scan of the words sees, so neither Wait nor WaitAll
-// touches a counter of the stream. A stream a Future was never waited on stays out of reuse and
-// goes to the collector with its last Future. At most maxStreams streams
-// of a task are open or not yet run to their end; past that Call queues
-// its call on its own, which blocks while the queue is full: a stream's
-// calls are not counted against Config.QueueSize, but there are at most
-// maxStreams*streamCap of them.
+// reused once it has no runner and the future of every one of its calls
+// has been taken: each taken result word has moved to the next
+// generation, its filled flag cleared by the taking Wait once it is done
+// with the result (see filled), which a scan of the words sees, so
+// neither Wait nor WaitAll touches a counter of the stream. A stream a
+// Future was never waited on stays out of reuse and goes to the collector
+// with its last Future. At most maxStreams streams of a task are open or
+// not yet run to their end; past that Call queues its call on its own,
+// which blocks while the queue is full: a stream's calls are not counted
+// against Config.QueueSize, but there are at most maxStreams*streamCap of
+// them.
 
-// Bits of stream.st.
+// Fields of stream.st.
 const (
-	stTail    = 1<<16 - 1 // calls reserved
-	stActive  = 1 << 16
-	stPending = 1 << 17
-	stEpoch   = 1 << 32
+	stTail      = 1<<8 - 1 // calls reserved
+	stHeadOne   = 1 << 8
+	stHead      = stTail * stHeadOne // next call to claim (see above)
+	stActive    = 1 << 16
+	stPending   = 1 << 17
+	stShared    = 1 << 18
+	stRunnerOne = 1 << 19
+	stRunners   = stTail * stRunnerOne // shared runners
+	stBusyOne   = 1 << 27
+	stBusy      = stTail * stBusyOne // shared runners inside a call
+	stEpoch     = 1 << 35
 )
+
+// maxRunners is how many shared runners s may have: one per worker, and
+// no more than it holds calls.
+func (s *callStream[In, Out]) maxRunners() uint64 {
+	return uint64(min(int64(len(s.p.set.Load().active)), s.n))
+}
+
+// head returns the head field of st.
+func head(st uint64) int64 { return int64(st & stHead / stHeadOne) }
 
 // filled is the result word's flag for a stream call whose argument is
 // written: set by the calling goroutine with a sync/atomic store after
@@ -142,10 +173,6 @@ type callStream[In, Out any] struct {
 
 	streamHome
 
-	// next is the first call not yet run: the runner's, written by the
-	// one that leaves before its CAS of st and read by the next after
-	// the stream's queueing.
-	next int64
 	// gen is the generation of every call's result word in this use;
 	// written under the task's mutex when the stream is reused.
 	gen uint64
@@ -180,7 +207,7 @@ func (t *Task[In, Out]) newStream() *callStream[In, Out] {
 const (
 	appended = iota
 	streamFull
-	streamBusy // another caller is queueing the stream, or the pool does not stream now
+	streamBusy // another caller is queueing a runner, or the pool is closing
 )
 
 // append reserves the next call of s for *in (by pointer: a large In is
@@ -188,12 +215,13 @@ const (
 // future, streamFull, or streamBusy; a future of a refused call (pool
 // closed) is the refused Future, as Call's.
 func (s *callStream[In, Out]) append(in *In) (Future[Out], int) {
-	if p := s.p; !p.set.Load().streams || p.state.Load() != stateOpen {
-		// Resized, or closing: a runner may hold the stream, and would
-		// run a call appended now (Close would wait for it).
+	p := s.p
+	if p.state.Load() != stateOpen {
+		// Closing: a runner may hold the stream, and would run a call
+		// appended now (Close would wait for it).
 		return Future[Out]{}, streamBusy
 	}
-	var st uint64
+	var st, next uint64
 	for {
 		st = s.st.Load()
 		switch {
@@ -202,9 +230,20 @@ func (s *callStream[In, Out]) append(in *In) (Future[Out], int) {
 		case st&stPending != 0:
 			return Future[Out]{}, streamBusy
 		}
-		next := st + 1 | stActive
-		if st&stActive == 0 {
-			next |= stPending
+		next = st + 1
+		switch {
+		case st&stActive == 0:
+			next |= stActive | stPending
+			if len(p.set.Load().active) > 1 {
+				next |= stShared + stRunnerOne
+			}
+		case st&stShared != 0:
+			// Every runner is inside a call (or queued, its count not
+			// yet busy, and then not): one more, up to one per worker.
+			r := st & stRunners / stRunnerOne
+			if r == st&stBusy/stBusyOne && r < s.maxRunners() {
+				next += stRunnerOne | stPending
+			}
 		}
 		if s.st.CompareAndSwap(st, next) {
 			break
@@ -215,39 +254,75 @@ func (s *callStream[In, Out]) append(in *In) (Future[Out], int) {
 	w := e.word.Load() // gen<<stateBits, this caller's until the store below
 	e.word.Store(w | filled)
 	s.filling.Notify(1) // a runner that caught this call mid-append
-	if st&stActive == 0 && !s.queue(e, w, st) {
+	if next&stPending != 0 && !s.queue(e, w, st) {
 		return Future[Out]{gen: genClosed}, appended
 	}
 	return Future[Out]{r: &e.result, gen: w >> stateBits}, appended
 }
 
-// queue queues s, which has no runner, for its call e just appended at
-// st (its result word w before the fill), and reports whether the pool
-// took it. Nobody else appended since the reservation (stPending) and no
-// runner exists, so a refusal rolls the reservation back whole; so does
-// the end of this goroutine inside submit (a task it runs while the
-// queues are full may call runtime.Goexit), which would otherwise leave
-// the stream pending for good.
+// queue queues a runner of s that the append of its call e at st (its
+// result word w before the fill) counted, and reports whether e was
+// accepted. stPending keeps other callers from appending meanwhile. If
+// the pool refuses the job (closed), a first runner's reservation is
+// rolled back whole: nobody else appended, and no runner exists; a
+// shared helper is uncounted, and e stays, for the runners there are.
+// The end of this goroutine inside submit (a task it runs while the
+// queues are full may call runtime.Goexit) is a refusal too, which would
+// otherwise leave the stream pending for good.
 func (s *callStream[In, Out]) queue(e *elem[In, Out], w, st uint64) (ok bool) {
+	queued := false
 	defer func() {
-		if !ok {
+		if queued {
+			return
+		}
+		if st&stActive == 0 {
 			var zero In
 			e.in = zero
 			e.word.Store(w)
 			s.st.Store(st)
+			ok = false
+			return
 		}
+		for {
+			cur := s.st.Load()
+			if s.st.CompareAndSwap(cur, leave(cur)&^stPending) {
+				s.left(leave(cur))
+				break
+			}
+		}
+		ok = true
 	}()
 	if s.p.submit(s, true) != nil {
 		return false
 	}
+	queued = true
 	s.st.And(^uint64(stPending))
 	return true
+}
+
+// leave is st less one shared runner, one not inside a call: with no
+// runner left, the stream has none (no call is left to claim, or the
+// leaving runner could not have left).
+func leave(st uint64) uint64 {
+	st -= stRunnerOne
+	if st&stRunners == 0 {
+		st &^= stActive | stShared
+	}
+	return st
+}
+
+// left is called by whoever stored st, the stream's word after a shared
+// runner left: the last runner of a stream run to its end ends it.
+func (s *callStream[In, Out]) left(st uint64) {
+	if st&stActive == 0 && head(st) == s.n {
+		s.t.streams.Add(-1)
+	}
 }
 
 // openStream returns t's open stream, opening one in place of a full one
 // if the policy allows, or nil: then Call queues its call on its own.
 func (t *Task[In, Out]) openStream() *callStream[In, Out] {
-	if t.streamCap == 0 || t.streams.Load() >= maxStreams || !t.p.set.Load().streams {
+	if t.streamCap == 0 || t.streams.Load() >= maxStreams {
 		return nil
 	}
 	t.mu.Lock()
@@ -279,8 +354,8 @@ func (t *Task[In, Out]) openStream() *callStream[In, Out] {
 	return s
 }
 
-// reusable reports whether the value of every call of s, a full stream,
-// has been taken. Under the task's mutex.
+// reusable reports whether s, a full stream, has no runner and the value
+// of every call of s has been taken. Under the task's mutex.
 func (s *callStream[In, Out]) reusable() bool {
 	want := (s.gen + 1) << stateBits
 	for i := range s.elems {
@@ -288,7 +363,9 @@ func (s *callStream[In, Out]) reusable() bool {
 			return false
 		}
 	}
-	return true
+	// After the words: the runner that published the last call may not
+	// have left yet.
+	return s.st.Load()&stActive == 0
 }
 
 // reuse readies a reusable stream for its next use. Under the task's
@@ -297,12 +374,12 @@ func (s *callStream[In, Out]) reusable() bool {
 // good as appending after the publication.
 func (s *callStream[In, Out]) reuse() {
 	s.gen++
-	s.next = 0
-	s.st.Store((s.st.Load()&^(stEpoch-1) + stEpoch)) // tail 0, no flags, next epoch
+	s.st.Store((s.st.Load()&^(stEpoch-1) + stEpoch)) // tail and head 0, no flags, next epoch
 }
 
-// run is the stream's queue entry: it runs the stream from where its last
-// runner left it. Its calls count as tasks (taken as each starts,
+// run is the stream's queue entry: a runner, which runs the stream from
+// where its last runner left it (single) or claims calls beside the
+// others (shared). Its calls count as tasks (taken as each starts,
 // completed as each ends) instead of the entry.
 func (s *callStream[In, Out]) run(w *worker) uint64 {
 	normal := false
@@ -314,14 +391,18 @@ func (s *callStream[In, Out]) run(w *worker) uint64 {
 			w.taken.add(^uint64(0))
 		}
 	}()
-	s.runFrom(w, s.next)
+	if st := s.st.Load(); st&stShared != 0 {
+		s.runShared(w, false)
+	} else {
+		s.runFrom(w, head(st))
+	}
 	normal = true
 	w.taken.add(^uint64(0)) // the entry, counted when popped
 	return 0
 }
 
-// runFrom runs s's calls from call i on w, as s's runner, until it
-// leaves s, runs its last call, or settles (see above).
+// runFrom runs s's calls from call i on w, as s's single runner, until
+// it leaves s, runs its last call, or settles (see above).
 func (s *callStream[In, Out]) runFrom(w *worker, i int64) {
 	outer := w.fr
 	// hi is 1 while this frame is s's runner; settle clears it.
@@ -338,8 +419,8 @@ func (s *callStream[In, Out]) runFrom(w *worker, i int64) {
 	normal = true
 }
 
-// runSome runs s's calls until runFrom is over (true) or a call panics
-// (false; the panic is that call's result).
+// runSome runs s's calls as its single runner until runFrom is over
+// (true) or a call panics (false; the panic is that call's result).
 func (s *callStream[In, Out]) runSome(w *worker) (done bool) {
 	i := int64(-1)
 	defer func() {
@@ -352,8 +433,9 @@ func (s *callStream[In, Out]) runSome(w *worker) (done bool) {
 	for {
 		j := w.fr.next
 		if j == n {
-			// Every call ran: s may be reused from the last publish on,
-			// and only its read-only fields are read after it.
+			// Every call ran: s may be reused from the And on, and only
+			// its read-only fields are read after it.
+			s.st.And(^uint64(stActive))
 			t.streams.Add(-1)
 			return true
 		}
@@ -372,8 +454,7 @@ func (s *callStream[In, Out]) runSome(w *worker) (done bool) {
 				sched.Yield()
 				continue
 			}
-			s.next = j
-			if s.st.CompareAndSwap(st, st&^stActive) {
+			if s.st.CompareAndSwap(st, st&^(stActive|stHead)|uint64(j)*stHeadOne) {
 				return true
 			}
 			continue
@@ -381,8 +462,7 @@ func (s *callStream[In, Out]) runSome(w *worker) (done bool) {
 		if t.p.state.Load() == stateAbandon && w.fr.hi != 0 {
 			// Shutdown gave up: calls queued behind a running one never
 			// run, as queued tasks do not (see ShutdownError).
-			s.next = j
-			t.p.abandoned.Add(uint64(s.abandon()))
+			t.p.abandoned.Add(uint64(s.abandonFrom(j)))
 			return true
 		}
 		yielded = false
@@ -402,10 +482,124 @@ func (s *callStream[In, Out]) runSome(w *worker) (done bool) {
 	}
 }
 
+// runShared runs s's calls on w as one of its shared runners until it
+// leaves s or settles. busy says the runner is counted inside a call
+// already: it takes over from one (settle, or a goroutine that ended).
+func (s *callStream[In, Out]) runShared(w *worker, busy bool) {
+	outer := w.fr
+	// hi is 1 while this frame is one of s's runners; settle clears it.
+	// lo is -1: a shared frame.
+	w.fr = batchFrame{pk: s, lo: -1, hi: 1}
+	normal := false
+	defer func() {
+		if !normal {
+			w.fr = outer // runtime.Goexit: the outer frames' handlers run next
+		}
+	}()
+	for !s.runSharedSome(w, &busy) && w.fr.hi != 0 {
+	}
+	w.fr = outer
+	normal = true
+}
+
+// runSharedSome claims and runs s's calls until runShared is over (true)
+// or a call panics (false; the panic is that call's result). *busy is
+// whether this runner is counted inside a call.
+func (s *callStream[In, Out]) runSharedSome(w *worker, busy *bool) (done bool) {
+	i := int64(-1)
+	defer func() {
+		if i >= 0 {
+			s.failed(w, i, recover())
+		}
+	}()
+	fn, p := s.t.fn, s.p
+	yielded := false
+	for {
+		st := s.st.Load()
+		j := head(st)
+		if j < int64(st&stTail) {
+			next := st + stHeadOne
+			if !*busy {
+				next += stBusyOne
+			}
+			// More calls than runners to claim them, every runner inside
+			// a call once this one is: one more, as CallBatch queues an
+			// entry per worker that can help (a burst appended before the
+			// first runner started, which callers did not count on).
+			r := next & stRunners / stRunnerOne
+			spawn := r == next&stBusy/stBusyOne && j+1 < int64(st&stTail) &&
+				r < s.maxRunners()
+			if spawn {
+				next += stRunnerOne
+			}
+			if !s.st.CompareAndSwap(st, next) {
+				continue
+			}
+			*busy, yielded = true, false
+			if spawn && p.submit(s, false) != nil {
+				for { // full or closed: the runners there are run the rest
+					cur := s.st.Load()
+					if s.st.CompareAndSwap(cur, cur-stRunnerOne) {
+						break
+					}
+				}
+			}
+			e := &s.elems[j]
+			if e.word.Load()&filled == 0 {
+				s.awaitFill(e) // reserved: its caller is writing it
+			}
+			if p.state.Load() == stateAbandon {
+				// Shutdown gave up: as in runSome.
+				s.fail(e)
+				p.abandoned.Add(1)
+				continue
+			}
+			w.taken.inc()
+			i = j
+			e.out = fn(e.in)
+			i = -1
+			var zero In
+			e.in = zero
+			settled := w.fr.hi == 0
+			s.publish(e)
+			w.completed.inc()
+			if settled {
+				return true // this runner's count went to the settling
+			}
+			continue
+		}
+		if *busy {
+			// Idle again before anything else: a caller that counts on
+			// this runner now finds it claiming.
+			if s.st.CompareAndSwap(st, st-stBusyOne) {
+				*busy = false
+			}
+			continue
+		}
+		if !yielded && w.yieldsFirst() && p.set.Load().spin <= 0 {
+			yielded = true // as in runSome
+			sched.Yield()
+			continue
+		}
+		if s.st.CompareAndSwap(st, leave(st)) {
+			s.left(leave(st))
+			return true
+		}
+	}
+}
+
 // publish turns e's result ready and rings whoever asked for it, as a
 // packet's publish does. From the Or on, e (and s, if e was the last call
 // whose value was not taken) may be taken and reused.
 func (s *callStream[In, Out]) publish(e *elem[In, Out]) { e.publish(&s.ev) }
+
+// fail fails a call that will never run, with ErrClosed.
+func (s *callStream[In, Out]) fail(e *elem[In, Out]) {
+	var zero In
+	e.in = zero
+	e.err = ErrClosed
+	s.publish(e)
+}
 
 // failed records the panic v of call i (nil: the call ran runtime.Goexit)
 // as its result.
@@ -415,6 +609,7 @@ func (s *callStream[In, Out]) failed(w *worker, i int64, v any) {
 	e.in = zero
 	e.err = w.taskPanicked(v)
 	runner := w.fr.hi != 0
+	shared := w.fr.lo < 0
 	next := w.fr.next
 	s.publish(e)
 	if v != nil {
@@ -422,17 +617,18 @@ func (s *callStream[In, Out]) failed(w *worker, i int64, v any) {
 		return
 	}
 	// runtime.Goexit: this goroutine ends (taskPanicked counted the call
-	// completed). A runner hands the rest of the stream to the
+	// completed). A runner hands its place in the stream to the
 	// goroutine that replaces it.
-	if !runner {
-		return
-	}
-	if next == s.n {
+	switch {
+	case !runner:
+	case shared:
+		w.carry = append(w.carry, streamRest[In, Out]{s, -1})
+	case next == s.n:
+		s.st.And(^uint64(stActive))
 		s.t.streams.Add(-1)
-		return
+	default:
+		w.carry = append(w.carry, streamRest[In, Out]{s, next})
 	}
-	s.next = next
-	w.carry = append(w.carry, streamRest[In, Out]{s})
 }
 
 // awaitFill waits for the caller that reserved e to write it. That is a
@@ -468,23 +664,56 @@ func (s *callStream[In, Out]) awaitFill(e *elem[In, Out]) {
 const fillSpins = 8
 
 // settle: see settler and "Nested waits" above. The frame is w's
-// innermost, s's runner (or settled already), and its call is running
-// below the caller on the stack.
+// innermost, one of s's runners (or settled already), and its call is
+// running below the caller on the stack. A shared runner hands its count,
+// busy, to the nested run, which leaves s when it is done.
 func (s *callStream[In, Out]) settle(w *worker) {
 	if w.fr.hi == 0 {
 		return
 	}
 	w.fr.hi = 0
-	s.runFrom(w, w.fr.next)
+	if w.fr.lo < 0 {
+		s.runShared(w, true)
+	} else {
+		s.runFrom(w, w.fr.next)
+	}
 }
 
-// abandon fails the calls of a queued stream (Shutdown's expiry) up to
-// those appended so far, leaves the stream, and returns how many.
+// abandon is Shutdown's expiry on a queued runner of s that never ran:
+// it fails the calls appended so far that no runner has taken, leaves,
+// and returns how many it failed.
 func (s *callStream[In, Out]) abandon() int {
+	if st := s.st.Load(); st&stShared == 0 {
+		return s.abandonFrom(head(st))
+	}
 	k := 0
-	j := s.next
+	for {
+		st := s.st.Load()
+		if j := head(st); j < int64(st&stTail) {
+			if s.st.CompareAndSwap(st, st+stHeadOne) {
+				e := &s.elems[j]
+				if e.word.Load()&filled == 0 {
+					s.awaitFill(e)
+				}
+				s.fail(e)
+				k++
+			}
+			continue
+		}
+		if s.st.CompareAndSwap(st, leave(st)) {
+			s.left(leave(st))
+			return k
+		}
+	}
+}
+
+// abandonFrom fails the calls of s from call j up to those appended so
+// far, as its single runner, leaves s, and returns how many.
+func (s *callStream[In, Out]) abandonFrom(j int64) int {
+	k := 0
 	for {
 		if j == s.n {
+			s.st.And(^uint64(stActive))
 			s.t.streams.Add(-1)
 			return k
 		}
@@ -495,27 +724,32 @@ func (s *callStream[In, Out]) abandon() int {
 				s.awaitFill(e)
 				continue
 			}
-			s.next = j
-			if s.st.CompareAndSwap(st, st&^stActive) {
+			if s.st.CompareAndSwap(st, st&^(stActive|stHead)|uint64(j)*stHeadOne) {
 				return k
 			}
 			continue
 		}
-		var zero In
-		e.in = zero
-		e.err = ErrClosed
 		j++
 		k++
-		s.publish(e)
+		s.fail(e)
 	}
 }
 
-// streamRest is the rest of a stream whose runner's goroutine ended in
+// streamRest is a runner's place in a stream whose goroutine ended in
 // runtime.Goexit, run by the replacement: no queue entry was counted.
-type streamRest[In, Out any] struct{ s *callStream[In, Out] }
+// next is the single runner's next call, or -1 for a shared runner,
+// which goes on counted busy.
+type streamRest[In, Out any] struct {
+	s    *callStream[In, Out]
+	next int64
+}
 
 func (r streamRest[In, Out]) run(w *worker) uint64 {
-	r.s.runFrom(w, r.s.next)
+	if r.next < 0 {
+		r.s.runShared(w, true)
+	} else {
+		r.s.runFrom(w, r.next)
+	}
 	return 0
 }
 

@@ -106,7 +106,7 @@ func (r *stressTask) describe(f Future[int]) string {
 		for i := range s.elems {
 			if &s.elems[i].result == f.r {
 				st := s.st.Load()
-				d += fmt.Sprintf("; stream %p call %d of %d (arg %d): st epoch %d tail %d active %v pending %v, next %d, gen %d", s, i, s.n, s.elems[i].in, st/stEpoch, st&stTail, st&stActive != 0, st&stPending != 0, s.next, s.gen)
+				d += fmt.Sprintf("; stream %p call %d of %d (arg %d): st epoch %d tail %d active %v pending %v, head %d, gen %d", s, i, s.n, s.elems[i].in, st/stEpoch, st&stTail, st&stActive != 0, st&stPending != 0, head(st), s.gen)
 			}
 		}
 		d += fmt.Sprintf("; open %p, task streams %d", r.tk.open.Load(), r.tk.streams.Load())
@@ -453,7 +453,8 @@ func TestCallStreamStaleFutures(t *testing.T) {
 
 // TestCallStreamNestedGoexit: a call that waits on a later call of its
 // own stream, which calls runtime.Goexit while run nested (settled): both
-// fail with a *PanicError, the calls after them run on the replacement
+// fail with a *PanicError (on a pool of several workers, call 1 may run
+// on another and fail alone), the calls after them run on the replacement
 // goroutine, nothing hangs, and the counts agree.
 func TestCallStreamNestedGoexit(t *testing.T) {
 	watchdog(t, 60*time.Second)
@@ -474,6 +475,10 @@ func TestCallStreamNestedGoexit(t *testing.T) {
 		})
 		before := p.Stats()
 		const rounds = 30
+		// With several workers, call 1 may run on another worker than
+		// call 0's: then call 0 returns, and only call 1 fails.
+		single := len(p.workersNow()) == 1
+		panics := uint64(0)
 		for round := range rounds {
 			f0 := tk.Call(0)
 			f1 := tk.Call(1)
@@ -483,8 +488,11 @@ func TestCallStreamNestedGoexit(t *testing.T) {
 				rest[k] = tk.Call(10 + k)
 			}
 			var pe *PanicError
-			if _, err := f0.Wait(ctx); !errors.As(err, &pe) {
-				t.Fatalf("round %d: call 0: %v, want a *PanicError (Goexit ends it too)", round, err)
+			panics++
+			if v, err := f0.Wait(ctx); errors.As(err, &pe) {
+				panics++
+			} else if single || err != nil || v != 0 {
+				t.Fatalf("round %d: call 0: %d, %v, want a *PanicError (Goexit ends it too)", round, v, err)
 			}
 			if _, err := f1.Wait(ctx); !errors.Is(err, ErrFutureUsed) && !errors.As(err, &pe) {
 				t.Fatalf("round %d: call 1: %v", round, err)
@@ -497,7 +505,7 @@ func TestCallStreamNestedGoexit(t *testing.T) {
 		}
 		if !eventually(10*time.Second, func() bool {
 			s := p.Stats()
-			return s.Completed-before.Completed == rounds*8 && s.Submitted == s.Completed && s.Panicked-before.Panicked == rounds*2
+			return s.Completed-before.Completed == rounds*8 && s.Submitted == s.Completed && s.Panicked-before.Panicked == panics
 		}) {
 			t.Fatalf("stats %+v, before %+v; ran %d", p.Stats(), before, ran.Load())
 		}

@@ -14,11 +14,12 @@ import (
 	"github.com/knit-go/knit"
 )
 
-// The tests of Call streams (callstream.go): a one-worker pool, where Call
-// appends to the task's stream.
+// The tests of Call streams (callstream.go): pools of one worker (a
+// single runner) and of several (shared runners), where Call appends to
+// the task's stream.
 
 // streamShapes are one-worker pools under each timer policy and backend,
-// and a queue just large enough to stream.
+// and a queue just large enough to stream, and pools of several workers.
 func streamShapes() []shape {
 	return []shape{
 		{"w1", Config{Workers: 1}},
@@ -26,6 +27,10 @@ func streamShapes() []shape {
 		{"w1-parked", Config{Workers: 1, Park: knit.Park{Spin: knit.NoSpin}}},
 		{"w1-futex", Config{Workers: 1, Park: knit.Park{Backend: knit.BackendFutex}}},
 		{"w1-q8", Config{Workers: 1, QueueSize: minStreamCap}},
+		{"w2", Config{Workers: 2}},
+		{"w2-parked", Config{Workers: 2, Park: knit.Park{Spin: knit.NoSpin}}},
+		{"w3-futex", Config{Workers: 3, Park: knit.Park{Backend: knit.BackendFutex}}},
+		{"w4-q8", Config{Workers: 4, QueueSize: minStreamCap}},
 	}
 }
 

@@ -48,9 +48,8 @@ type Config struct {
 	// DefaultQueueSize; otherwise 1 to 1<<30 (the rings' bound). Go,
 	// Call and Submit block while the queues are full, TryGo fails. Each
 	// slot costs 24 bytes on 64-bit targets (see DefaultQueueSize); the
-	// slots are the size rounded up to a power of two. On a pool of one
-	// worker with a QueueSize of 8 or more, a Task's calls travel in
-	// streams of min(QueueSize, 128) calls, each stream one queue entry
+	// slots are the size rounded up to a power of two. With a QueueSize
+	// of 8 or more, a Task's calls travel in streams of min(QueueSize, 128) calls, each stream one queue entry
 	// (see Task.Call): up to two streams per task are in flight beyond
 	// the queue's own entries.
 	QueueSize int

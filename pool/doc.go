@@ -65,11 +65,11 @@
 // when no worker is parked. A worker that finishes a call completes its
 // Future and rings the caller's doorbell, again only if the caller waits.
 //
-// On a pool of one worker a Task's calls made one after another travel
-// together, as CallBatch's do: Call appends to the task's open stream,
-// which is queued, and its doorbell rung, only when the worker has left
-// it, and the worker runs the stream's calls as they come, completing
-// each Future as its call returns (see Task.Call).
+// A Task's calls made one after another travel together, as CallBatch's
+// do: Call appends to the task's open stream, which is queued, and a
+// doorbell rung, only when it needs a runner, and the runners (one
+// worker's, or up to one per worker) run the stream's calls as they
+// come, completing each Future as its call returns (see Task.Call).
 //
 // # Work stealing
 //

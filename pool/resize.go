@@ -74,10 +74,7 @@ type workerSet struct {
 	b0     *idBlock // blocks[0], kept beside the flags the rings read
 	ids    int      // 1 + the highest id held: blocks covers them
 	steal  bool     // workers steal from each other's queues
-	// streams says Task.Call appends to the task's stream (see
-	// callstream.go): one active worker.
-	streams bool
-	spin    time.Duration
+	spin   time.Duration
 }
 
 // idBlock holds 64 worker ids' shared state: their idle and nested bits,
@@ -208,14 +205,13 @@ func (p *Pool) publish(active, retiring []*worker) {
 	}
 	nb := (ids + 63) / 64
 	p.set.Store(&workerSet{
-		active:  active,
-		all:     all,
-		blocks:  p.blocks[:nb:nb],
-		b0:      p.blocks[0],
-		ids:     ids,
-		steal:   !p.noSteal && len(active) > 1,
-		streams: len(active) == 1,
-		spin:    p.cfg.spinFor(len(active)),
+		active: active,
+		all:    all,
+		blocks: p.blocks[:nb:nb],
+		b0:     p.blocks[0],
+		ids:    ids,
+		steal:  !p.noSteal && len(active) > 1,
+		spin:   p.cfg.spinFor(len(active)),
 	})
 }
 

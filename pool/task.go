@@ -187,17 +187,22 @@ func (s *slot[In, Out]) abandon() int {
 // queued tasks instead, as Go does). Once the pool is closed the returned
 // Future's Wait gives ErrClosed.
 //
-// On a pool of one worker (and queues of at least 8), calls made one
-// after another travel as CallBatch's do: appended to the task's open
-// stream of up to 128 calls, which is queued as one entry, with one
-// doorbell ring, only when no runner holds it, and whose calls the worker
-// runs back to back. Each result is ready as soon as its call returns.
-// Two such streams per task, at most, are not counted against the queue
-// size (see Config.QueueSize); Stats counts each of their calls once it
-// is taken. A stream's calls run in order on the worker that runs it,
-// also when Resize has added workers meanwhile: a call that waits for a
-// later call of its own stream to run waits for ever, as one that waits
-// for a later call on a one-worker pool always could.
+// With queues of at least 8, calls made one after another travel as
+// CallBatch's do: appended to the task's open stream of up to 128 calls,
+// which is queued, with one doorbell ring, only when it needs a runner,
+// and whose calls the workers run back to back. Each result is ready as
+// soon as its call returns. On a pool of one worker the stream has one
+// runner, which takes its calls in order; on several, one runner per
+// worker at most claims them as they come, and a Call that finds every
+// runner inside a call queues one more, so a call does not wait behind a
+// long one while a worker idles and calls that wait for each other run
+// side by side, as calls queued one by one do. The way a stream runs is
+// chosen when it has no runner, by the pool's size then: after Resize
+// has added workers, a stream whose one runner is still at work keeps
+// it, and a call that waits for a later call of that stream waits for
+// ever, as on a one-worker pool. Two such streams per task, at most, are
+// not counted against the queue size (see Config.QueueSize); Stats counts
+// each of their calls once it is taken.
 func (t *Task[In, Out]) Call(in In) Future[Out] {
 	if s := t.open.Load(); s != nil {
 		if f, st := s.append(&in); st == appended {
