@@ -2,6 +2,8 @@ package suites
 
 import (
 	"fmt"
+	"runtime"
+	"sync"
 
 	"github.com/knit-go/knit/bench/internal/harness"
 )
@@ -16,7 +18,8 @@ import (
 // suite in the registry with withRows; see README.md.
 var ipcPeersSuite = harness.Suite{
 	Name: "ipc-peers",
-	Description: "Round trip of a batch of messages to one worker (reply = v+1), by transport. " +
+	Description: "Round trip of a batch of messages to one worker (reply = v+1), by transport; " +
+		"two rows share the batch among a worker per P (channel workers, and the knit pool Call per message). " +
 		"The atomic limit hands the whole batch over with one atomic store each way between two locked threads; " +
 		"the rings' floor moves it to a worker goroutine and back through two bare knit SPSC rings, " +
 		"one PushBatch and PopBatch each way, each side waiting as the pool's do (a yield, then the ring's park): no pool, no futures.",
@@ -30,6 +33,11 @@ var ipcPeersSuite = harness.Suite{
 		})...)
 		rows = append(rows, ipcFloorRows(cfg)...)
 		rows = append(rows, ipcRows("chan worker", cfg, startChanIPC)...)
+		for _, r := range ipcRows(chanWorkersRow, cfg, startChanWorkersIPC) {
+			if r.Group != ipcGroup(1) { // one message meets one worker
+				rows = append(rows, r)
+			}
+		}
 		rows = append(rows, ipcRows("ants pool (1 worker)", cfg, startAntsIPC)...)
 		rows = append(rows, ipcRows("pond pool (1 worker)", cfg, startPondIPC)...)
 		rows = append(rows, ipcRows("unix socket echo", cfg, startUDSIPC)...)
@@ -181,4 +189,27 @@ func (c *chanIPC) close() error {
 	for range c.resp {
 	}
 	return nil
+}
+
+// chanWorkersRow is chanIPC with a worker goroutine per P on the same two
+// channels: what a Go user writes to spread the calls over the CPUs.
+const chanWorkersRow = "chan workers (GOMAXPROCS goroutines)"
+
+func startChanWorkersIPC(_ harness.Config, max int) (ipcTransport, error) {
+	c := &chanIPC{req: make(chan int64, max), resp: make(chan int64, max)}
+	var wg sync.WaitGroup
+	for range runtime.GOMAXPROCS(0) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for v := range c.req {
+				c.resp <- v + 1
+			}
+		}()
+	}
+	go func() {
+		wg.Wait()
+		close(c.resp)
+	}()
+	return c, nil
 }

@@ -2,6 +2,7 @@ package suites
 
 import (
 	"context"
+	"runtime"
 	"time"
 
 	"github.com/knit-go/knit"
@@ -28,7 +29,9 @@ import (
 //	parked    Park.Spin < 0: the worker parks at once, every call pays a wake
 //
 // and, for batches of more than one message, the default policy with a
-// Call and a Wait per message: what a caller that does not batch pays.
+// Call and a Wait per message: what a caller that does not batch pays,
+// on one worker and on a worker per P (beside chan workers of that
+// count).
 func ipcKnitRows(cfg harness.Config) []harness.Row {
 	var rows []harness.Row
 	rows = append(rows, ipcRows("knit pool (1 worker, CallBatch)", cfg, startKnitIPC(pool.Config{}, true))...)
@@ -40,8 +43,18 @@ func ipcKnitRows(cfg harness.Config) []harness.Row {
 			rows = append(rows, r)
 		}
 	}
+	for _, r := range ipcRows(knitIPCWorkersRow, cfg, startKnitIPCPerP(pool.Config{})) {
+		if r.Group != ipcGroup(1) {
+			rows = append(rows, r)
+		}
+	}
 	return rows
 }
+
+// knitIPCWorkersRow is the pool with a worker per P, beside the channel
+// workers of the same count (chanWorkersRow): the same calls, shared by
+// several workers.
+const knitIPCWorkersRow = "knit pool (GOMAXPROCS workers, Call per message)"
 
 type knitIPC struct {
 	p     *pool.Pool
@@ -50,9 +63,19 @@ type knitIPC struct {
 	batch bool
 }
 
+// startKnitIPC starts a one-worker pool under pc; startKnitIPCPerP one
+// of GOMAXPROCS workers (read when the row starts), Call per message.
 func startKnitIPC(pc pool.Config, batch bool) func(harness.Config, int) (ipcTransport, error) {
+	return startKnitIPCWorkers(pc, batch, func() int { return 1 })
+}
+
+func startKnitIPCPerP(pc pool.Config) func(harness.Config, int) (ipcTransport, error) {
+	return startKnitIPCWorkers(pc, false, func() int { return runtime.GOMAXPROCS(0) })
+}
+
+func startKnitIPCWorkers(pc pool.Config, batch bool, workers func() int) func(harness.Config, int) (ipcTransport, error) {
 	return func(_ harness.Config, maxBatch int) (ipcTransport, error) {
-		pc.Workers = 1
+		pc.Workers = workers()
 		pc.QueueSize = max(pc.QueueSize, maxBatch) // a batch never waits for room
 		p := pool.New(pc)
 		return &knitIPC{
