@@ -252,12 +252,20 @@ func (s *callStream[In, Out]) append(in *In) (Future[Out], int) {
 	e := &s.elems[st&stTail]
 	e.in = *in
 	w := e.word.Load() // gen<<stateBits, this caller's until the store below
-	e.word.Store(w | filled)
-	s.filling.Notify(1) // a runner that caught this call mid-append
+	s.fill(e, w)
 	if next&stPending != 0 && !s.queue(e, w, st) {
 		return Future[Out]{gen: genClosed}, appended
 	}
 	return Future[Out]{r: &e.result, gen: w >> stateBits}, appended
+}
+
+// fill marks e, whose argument is written, filled (w is its result
+// word before) and rings every runner parked on s.filling: shared
+// runners may wait there for different calls, and Notify(1) could wake
+// one whose call is still empty and leave the runner of e asleep.
+func (s *callStream[In, Out]) fill(e *elem[In, Out], w uint64) {
+	e.word.Store(w | filled)
+	s.filling.NotifyAll()
 }
 
 // queue queues a runner of s that the append of its call e at st (its
