@@ -212,3 +212,61 @@ func pipelineTypeRows[T any](b *testing.B, n int, name string, v T) {
 	})
 	_ = sink
 }
+
+// BenchmarkValueCopies is the struct row's cause in isolation: one
+// goroutine moves a value the way a call does, with no other goroutine
+// and no atomic operation: into a call's argument (a by-value parameter
+// copied into the slot), through the task's function (argument and
+// result), into the result, and out (a by-value result). A word or a
+// header travels in registers; the 56-byte struct, whose array field
+// keeps it off the register ABI, is copied through stack temporaries,
+// each copy reading the stores of the one before, which the store buffer
+// cannot forward (they overlap). chan is a buffered channel's send and
+// receive of the same value, which copy through typedmemmove.
+func BenchmarkValueCopies(b *testing.B) {
+	type sample struct {
+		ID    int64
+		Name  string
+		Score float64
+		Tags  [4]int32
+		OK    bool
+	}
+	valueCopyRows(b, "int", 42)
+	valueCopyRows(b, "[]byte", make([]byte, 1024))
+	valueCopyRows(b, "struct", sample{ID: 7, Name: "knit", Score: 0.5, Tags: [4]int32{1, 2, 3, 4}, OK: true})
+}
+
+//go:noinline
+func copyIn[T any](e *elem[T, T], v T) { e.in = v }
+
+//go:noinline
+func copyRun[T any](fn func(T) T, e *elem[T, T]) {
+	e.out = fn(e.in)
+	var zero T
+	e.in = zero
+}
+
+//go:noinline
+func copyOut[T any](e *elem[T, T]) T { return e.out }
+
+func valueCopyRows[T any](b *testing.B, name string, v T) {
+	var sink T
+	b.Run(name+"/call-path", func(b *testing.B) {
+		es := make([]elem[T, T], 128)
+		fn := func(x T) T { return x }
+		for i := range b.N {
+			e := &es[i&127]
+			copyIn(e, v)
+			copyRun(fn, e)
+			sink = copyOut(e)
+		}
+	})
+	b.Run(name+"/chan", func(b *testing.B) {
+		c := make(chan T, 128)
+		for range b.N {
+			c <- v
+			sink = <-c
+		}
+	})
+	_ = sink
+}
