@@ -37,12 +37,17 @@ import (
 //     append's CAS and its fenced store of the fill, the runner's Or that
 //     publishes the result, and the Wait's CAS that takes it.
 //   - shared (several workers): up to one runner per worker (and per
-//     call the stream holds), each claiming the next call with a CAS of st, so that a
-//     call never waits behind a long one while a worker idles, and calls
-//     that wait for each other can run side by side (TestParallelWake).
-//     A Call that finds every runner inside a call (runners == busy)
-//     queues one more runner; a runner leaves only when no call is left
-//     to claim.
+//     call the stream holds), each claiming the next call with a CAS of
+//     st, so that a call never waits behind a long one while a worker
+//     idles, and calls that wait for each other can run side by side
+//     (TestParallelWake). A Call that finds every runner inside a call
+//     (runners == busy), or a runner that claims a call with more behind
+//     it and finds the same, queues one more runner; a runner leaves only
+//     when no call is left to claim. A shared runner's queue entry is a
+//     streamEntry, recycled as it starts, that names the use (epoch) it
+//     was queued for: one that starts after its stream was reused does
+//     nothing, so runners still queued when a stream's last call was
+//     claimed do not hold up its reuse.
 //
 // The stream's word, st, holds the epoch (stEpoch and up: bumped when the
 // stream is reused, so that a caller that read the word in an earlier use
@@ -54,14 +59,15 @@ import (
 //	           the caller that set it is about to queue it
 //	stPending  a caller is queueing a runner it counted: no other caller
 //	           appends until it has
-//	stShared   the runners are shared ones; then runners counts them and
+//	stShared   the runners are shared ones; then runners counts them
+//	           (queued or started), started those out of their queue, and
 //	           busy those inside a call
 //
 // Call reserves the next call with a CAS on st (tail+1, and the runner it
 // must queue, if any), writes the argument, marks the call filled with a
 // sync/atomic store on its result word (the filled bit), and rings
 // s.filling, which costs a load unless a runner waits there (see
-// awaitFill). Then, if it counted a runner, it queues the stream (p.submit,
+// awaitFill). Then, if it counted a runner, it queues it (p.submit,
 // which rings a worker); stPending stands until then, and a Call that
 // finds it set queues its call on its own: so a call appended to a
 // stream was accepted exactly when its stream's runner was, and a pool
@@ -103,7 +109,7 @@ import (
 // neither Wait nor WaitAll touches a counter of the stream. A stream a
 // Future was never waited on stays out of reuse and goes to the collector
 // with its last Future. At most maxStreams streams of a task are open or
-// not yet run to their end; past that Call queues its call on its own,
+// not yet run (shared: claimed) to their end; past that Call queues its call on its own,
 // which blocks while the queue is full: a stream's calls are not counted
 // against Config.QueueSize, but there are at most maxStreams*streamCap of
 // them.
@@ -120,7 +126,9 @@ const (
 	stRunners   = stTail * stRunnerOne // shared runners
 	stBusyOne   = 1 << 27
 	stBusy      = stTail * stBusyOne // shared runners inside a call
-	stEpoch     = 1 << 35
+	stStartOne  = 1 << 35
+	stStarted   = stTail * stStartOne // shared runners out of their queue
+	stEpoch     = 1 << 43
 )
 
 // maxRunners is how many shared runners s may have: one per worker, and
@@ -253,7 +261,7 @@ func (s *callStream[In, Out]) append(in *In) (Future[Out], int) {
 	e.in = *in
 	w := e.word.Load() // gen<<stateBits, this caller's until the store below
 	s.fill(e, w)
-	if next&stPending != 0 && !s.queue(e, w, st) {
+	if next&stPending != 0 && !s.queue(e, w, st, next) {
 		return Future[Out]{gen: genClosed}, appended
 	}
 	return Future[Out]{r: &e.result, gen: w >> stateBits}, appended
@@ -277,7 +285,7 @@ func (s *callStream[In, Out]) fill(e *elem[In, Out], w uint64) {
 // The end of this goroutine inside submit (a task it runs while the
 // queues are full may call runtime.Goexit) is a refusal too, which would
 // otherwise leave the stream pending for good.
-func (s *callStream[In, Out]) queue(e *elem[In, Out], w, st uint64) (ok bool) {
+func (s *callStream[In, Out]) queue(e *elem[In, Out], w, st, next uint64) (ok bool) {
 	queued := false
 	defer func() {
 		if queued {
@@ -291,16 +299,17 @@ func (s *callStream[In, Out]) queue(e *elem[In, Out], w, st uint64) (ok bool) {
 			ok = false
 			return
 		}
-		for {
-			cur := s.st.Load()
-			if s.st.CompareAndSwap(cur, leave(cur)&^stPending) {
-				s.left(leave(cur))
-				break
-			}
-		}
+		s.unqueue(stPending)
 		ok = true
 	}()
-	if s.p.submit(s, true) != nil {
+	var j job = s
+	if next&stShared != 0 {
+		j = s.entry(next)
+	}
+	if s.p.submit(j, true) != nil {
+		if j != job(s) {
+			s.t.entries.put(j.(*streamEntry[In, Out]))
+		}
 		return false
 	}
 	queued = true
@@ -308,10 +317,15 @@ func (s *callStream[In, Out]) queue(e *elem[In, Out], w, st uint64) (ok bool) {
 	return true
 }
 
-// leave is st less one shared runner, one not inside a call: with no
-// runner left, the stream has none (no call is left to claim, or the
-// leaving runner could not have left).
+// leave is st less one started shared runner, one not inside a call:
+// with no runner left, the stream has none (no call is left to claim, or
+// the leaving runner could not have left).
 func leave(st uint64) uint64 {
+	return dropRunner(st - stStartOne)
+}
+
+// dropRunner is st less one shared runner.
+func dropRunner(st uint64) uint64 {
 	st -= stRunnerOne
 	if st&stRunners == 0 {
 		st &^= stActive | stShared
@@ -319,10 +333,24 @@ func leave(st uint64) uint64 {
 	return st
 }
 
-// left is called by whoever stored st, the stream's word after a shared
-// runner left: the last runner of a stream run to its end ends it.
-func (s *callStream[In, Out]) left(st uint64) {
-	if st&stActive == 0 && head(st) == s.n {
+// unqueue uncounts a shared runner whose entry the pool refused, and
+// clears flags: no call was appended since it was counted, or one that
+// was has a started runner to run it (see queue).
+func (s *callStream[In, Out]) unqueue(flags uint64) {
+	for {
+		st := s.st.Load()
+		if s.st.CompareAndSwap(st, dropRunner(st)&^flags) {
+			return
+		}
+	}
+}
+
+// claimed is called by whoever claimed a shared call with the CAS that
+// stored st: the claim of a stream's last call ends it for t.streams,
+// which bounds the calls queued in streams (the runners still there keep
+// it out of reuse until they leave; see reusable).
+func (s *callStream[In, Out]) claimed(st uint64) {
+	if head(st) == s.n {
 		s.t.streams.Add(-1)
 	}
 }
@@ -343,12 +371,21 @@ func (t *Task[In, Out]) openStream() *callStream[In, Out] {
 		return nil
 	}
 	var s *callStream[In, Out]
-	if r, err := t.retired.TryPop(); err == nil {
+	// The first reusable one; the others go back, behind it: a future
+	// not yet taken, or a runner not yet gone (it leaves after its last
+	// publish), may keep the oldest out of reuse a little longer.
+	for range retiredStreams {
+		r, err := t.retired.TryPop()
+		if err != nil {
+			break
+		}
 		if r.reusable() {
 			r.reuse()
 			s = r
-		} else if t.retired.TryPush(r) != nil {
-			// Dropped: a future of it was never taken.
+			break
+		}
+		if t.retired.TryPush(r) != nil {
+			break // cannot happen: one was just popped, and only mu's holder pushes
 		}
 	}
 	if s == nil {
@@ -372,8 +409,10 @@ func (s *callStream[In, Out]) reusable() bool {
 		}
 	}
 	// After the words: the runner that published the last call may not
-	// have left yet.
-	return s.st.Load()&stActive == 0
+	// have left yet. Shared runners still queued may stay: their entries
+	// are for this use's epoch, and find the stream reused when they run.
+	st := s.st.Load()
+	return st&stActive == 0 || st&stShared != 0 && head(st) == s.n && st&stStarted == 0
 }
 
 // reuse readies a reusable stream for its next use. Under the task's
@@ -399,13 +438,72 @@ func (s *callStream[In, Out]) run(w *worker) uint64 {
 			w.taken.add(^uint64(0))
 		}
 	}()
-	if st := s.st.Load(); st&stShared != 0 {
-		s.runShared(w, false)
-	} else {
-		s.runFrom(w, head(st))
-	}
+	s.runFrom(w, head(s.st.Load()))
 	normal = true
 	w.taken.add(^uint64(0)) // the entry, counted when popped
+	return 0
+}
+
+// streamEntry is the queue entry of a shared runner: counted in its
+// stream's runners for the use it was queued for (epoch, st's epoch
+// field then), it starts as a runner only if that use is still going
+// on; otherwise the stream was reused meanwhile (which a runner counted
+// but not started does not hold up, see reusable) and it does nothing.
+// Entries are recycled through the task's free list as soon as they
+// start, so a queued entry never outlives its fields.
+type streamEntry[In, Out any] struct {
+	s     *callStream[In, Out]
+	epoch uint64
+}
+
+// entry returns a free entry for a shared runner counted in st.
+func (s *callStream[In, Out]) entry(st uint64) *streamEntry[In, Out] {
+	en, ok := s.t.entries.get()
+	if !ok {
+		en = new(streamEntry[In, Out])
+	}
+	en.s, en.epoch = s, st/stEpoch
+	return en
+}
+
+// start takes en out of play and, if its stream is still in the use it
+// was queued for, counts it started and returns the stream; else nil.
+func (en *streamEntry[In, Out]) start() *callStream[In, Out] {
+	s, epoch := en.s, en.epoch
+	en.s = nil
+	s.t.entries.put(en)
+	for {
+		st := s.st.Load()
+		if st/stEpoch != epoch {
+			return nil
+		}
+		if s.st.CompareAndSwap(st, st+stStartOne) {
+			return s
+		}
+	}
+}
+
+func (en *streamEntry[In, Out]) run(w *worker) uint64 {
+	if s := en.start(); s != nil {
+		normal := false
+		defer func() {
+			if !normal {
+				w.taken.add(^uint64(0)) // runtime.Goexit: as in callStream.run
+			}
+		}()
+		s.runShared(w, false)
+		normal = true
+	}
+	w.taken.add(^uint64(0)) // the entry, counted when popped
+	return 0
+}
+
+// abandon: Shutdown's expiry on a queued shared runner; see
+// callStream.abandon.
+func (en *streamEntry[In, Out]) abandon() int {
+	if s := en.start(); s != nil {
+		return s.abandonShared()
+	}
 	return 0
 }
 
@@ -543,13 +641,13 @@ func (s *callStream[In, Out]) runSharedSome(w *worker, busy *bool) (done bool) {
 			if !s.st.CompareAndSwap(st, next) {
 				continue
 			}
+			s.claimed(next)
 			*busy, yielded = true, false
-			if spawn && p.submit(s, false) != nil {
-				for { // full or closed: the runners there are run the rest
-					cur := s.st.Load()
-					if s.st.CompareAndSwap(cur, cur-stRunnerOne) {
-						break
-					}
+			if spawn {
+				if en := s.entry(next); p.submit(en, false) != nil {
+					// Full or closed: the runners there run the rest.
+					s.t.entries.put(en)
+					s.unqueue(0)
 				}
 			}
 			e := &s.elems[j]
@@ -590,7 +688,6 @@ func (s *callStream[In, Out]) runSharedSome(w *worker, busy *bool) (done bool) {
 			continue
 		}
 		if s.st.CompareAndSwap(st, leave(st)) {
-			s.left(leave(st))
 			return true
 		}
 	}
@@ -691,14 +788,17 @@ func (s *callStream[In, Out]) settle(w *worker) {
 // it fails the calls appended so far that no runner has taken, leaves,
 // and returns how many it failed.
 func (s *callStream[In, Out]) abandon() int {
-	if st := s.st.Load(); st&stShared == 0 {
-		return s.abandonFrom(head(st))
-	}
+	return s.abandonFrom(head(s.st.Load()))
+}
+
+// abandonShared is abandon for a started shared runner.
+func (s *callStream[In, Out]) abandonShared() int {
 	k := 0
 	for {
 		st := s.st.Load()
 		if j := head(st); j < int64(st&stTail) {
 			if s.st.CompareAndSwap(st, st+stHeadOne) {
+				s.claimed(st + stHeadOne)
 				e := &s.elems[j]
 				if e.word.Load()&filled == 0 {
 					s.awaitFill(e)
@@ -709,7 +809,6 @@ func (s *callStream[In, Out]) abandon() int {
 			continue
 		}
 		if s.st.CompareAndSwap(st, leave(st)) {
-			s.left(leave(st))
 			return k
 		}
 	}

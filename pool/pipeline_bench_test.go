@@ -53,6 +53,26 @@ func BenchmarkPipeline(b *testing.B) {
 				m.stop(b, rounds*n)
 				b.ReportMetric(float64(p.Stats().Parks-parks)/float64(rounds*n), "parks/op")
 			})
+			b.Run(name("submit-wait"), func(b *testing.B) {
+				p := New(Config{Workers: w})
+				defer p.Close()
+				fs := make([]Future[int], n)
+				ctx := context.Background()
+				rounds := pipelineRounds(b, n)
+				m := startCPU(b)
+				for r := range rounds {
+					for i := range fs {
+						x := r + i
+						fs[i] = Submit(ctx, p, func() (int, error) { return fn(x), nil })
+					}
+					for i := range fs {
+						if v, err := fs[i].Wait(ctx); v != r+i+1 || err != nil {
+							b.Fatal("wrong result", v, err)
+						}
+					}
+				}
+				m.stop(b, rounds*n)
+			})
 			b.Run(name("batch"), func(b *testing.B) {
 				p := New(Config{Workers: w})
 				defer p.Close()

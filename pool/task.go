@@ -35,6 +35,8 @@ type Task[In, Out any] struct {
 	retired   *knit.MPMC[*callStream[In, Out]]
 	streamCap int
 	mu        sync.Mutex
+	// entries recycles the queue entries of shared stream runners.
+	entries freeList[streamEntry[In, Out]]
 }
 
 // freeList recycles one kind of object (*E). The last one put back waits
@@ -85,6 +87,7 @@ func NewTask[In, Out any](p *Pool, fn func(In) Out) *Task[In, Out] {
 	t.free.ring = knit.NewMPMC[*slot[In, Out]](min(max(n, 64), maxFreeSlots), knit.Park{})
 	if t.streamCap > 0 {
 		t.retired = knit.NewMPMC[*callStream[In, Out]](retiredStreams, knit.Park{})
+		t.entries.ring = knit.NewMPMC[*streamEntry[In, Out]](streamEntries, knit.Park{})
 	}
 	return t
 }
@@ -94,6 +97,11 @@ func NewTask[In, Out any](p *Pool, fn func(In) Out) *Task[In, Out] {
 // callstream.go), so a caller with more calls in flight than two streams
 // hold finds one here the next time a stream fills.
 const retiredStreams = 8
+
+// streamEntries is how many free shared-runner entries a task keeps in
+// its ring (the rest go to the free list's sync.Pool): a stream queues
+// one per worker at most, and a queued one is freed when it starts.
+const streamEntries = 64
 
 // maxFreeSlots bounds a task's free list ring (64 KiB of slots on 64-bit
 // targets); see Task.free.
