@@ -534,7 +534,7 @@ func (s *callStream[In, Out]) runSome(w *worker) (done bool) {
 			s.failed(w, i, recover())
 		}
 	}()
-	fn, n, t := s.t.fn, s.n, s.t
+	fn, step, n, t := s.t.fn, s.t.step, s.n, s.t
 	yielded := false
 	for {
 		j := w.fr.next
@@ -575,7 +575,11 @@ func (s *callStream[In, Out]) runSome(w *worker) (done bool) {
 		w.taken.inc()
 		i = j
 		w.fr.next = j + 1
-		e.out = fn(e.in)
+		if step != nil {
+			step(e)
+		} else {
+			e.out = fn(e.in)
+		}
 		i = -1
 		var zero In
 		e.in = zero
@@ -618,7 +622,7 @@ func (s *callStream[In, Out]) runSharedSome(w *worker, busy *bool) (done bool) {
 			s.failed(w, i, recover())
 		}
 	}()
-	fn, p := s.t.fn, s.p
+	fn, step, p := s.t.fn, s.t.step, s.p
 	yielded := false
 	for {
 		st := s.st.Load()
@@ -662,7 +666,11 @@ func (s *callStream[In, Out]) runSharedSome(w *worker, busy *bool) (done bool) {
 			}
 			w.taken.inc()
 			i = j
-			e.out = fn(e.in)
+			if step != nil {
+				step(e)
+			} else {
+				e.out = fn(e.in)
+			}
 			i = -1
 			var zero In
 			e.in = zero

@@ -21,7 +21,10 @@ import (
 // slot (result, doorbell) is recycled when Wait takes the value, as
 // Task.Call's is; the closure fn is the caller's one allocation, if it
 // captures anything. No goroutine, ring or channel is made per call
-// (Future.Done makes its channel only when asked).
+// (Future.Done makes its channel only when asked). With a ctx that
+// cannot end (its Done is nil, as context.Background's is), consecutive
+// Submits of one result type travel together in streams, as Task.Call's
+// do (see there).
 //
 // Called from a task of p while the queues are full, Submit runs queued
 // tasks until there is room instead of waiting for a worker.
@@ -35,7 +38,15 @@ func Submit[T any](ctx context.Context, p *Pool, fn func() (T, error)) Future[T]
 	if p == nil {
 		panic("pool: Submit with a nil *Pool")
 	}
-	s := cacheFor[T](p).get()
+	c := cacheFor[T](p)
+	if c.stream != nil && ctx.Done() == nil {
+		// A ctx that cannot end: nothing about the call needs its own
+		// slot, and it travels in the pool's Submit stream for T.
+		if f, ok := c.stream.streamCall(&fn); ok {
+			return f
+		}
+	}
+	s := c.get()
 	f := s.future()
 	if err := ctx.Err(); err != nil {
 		var zero T
@@ -110,7 +121,14 @@ func (s *fnSlot[T]) abandon() int {
 type fnCache[T any] struct {
 	p    *Pool
 	free sync.Pool
+	// stream is the Task whose streams carry Submits of T with a ctx
+	// that cannot end (see Task.Call), or nil where Call does not stream.
+	stream *Task[func() (T, error), T]
 }
+
+// runSubmitted is a Submit stream's step: the call's function in a
+// Task's place, its error kept.
+func runSubmitted[T any](e *elem[func() (T, error), T]) { e.out, e.err = e.in() }
 
 // get returns a free slot, its generation pending.
 func (c *fnCache[T]) get() *fnSlot[T] {
@@ -158,6 +176,9 @@ func cacheFor[T any](p *Pool) *fnCache[T] {
 		}
 	}
 	c := &fnCache[T]{p: p}
+	if streamCap(p.qs) > 0 {
+		c.stream = newTask[func() (T, error), T](p, nil, runSubmitted[T])
+	}
 	l := append(old[:len(old):len(old)], slotCache{key: key, cache: c})
 	p.caches.list.Store(&l)
 	return c

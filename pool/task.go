@@ -16,6 +16,9 @@ import (
 type Task[In, Out any] struct {
 	p  *Pool
 	fn func(In) Out
+	// step runs a stream's call in fn's place where it is not nil: a
+	// Submit stream's (see submit.go), whose calls return an error too.
+	step func(e *elem[In, Out])
 
 	// free holds slots whose value was taken, ready for the next Call.
 	// It holds as many slots as the queues hold calls; see freeList.
@@ -82,8 +85,13 @@ func NewTask[In, Out any](p *Pool, fn func(In) Out) *Task[In, Out] {
 	if p == nil {
 		panic("pool: NewTask with a nil *Pool")
 	}
+	return newTask(p, fn, nil)
+}
+
+// newTask is NewTask, with the step of a Submit stream when fn is nil.
+func newTask[In, Out any](p *Pool, fn func(In) Out, step func(e *elem[In, Out])) *Task[In, Out] {
 	n := len(p.workersNow()) * p.qs
-	t := &Task[In, Out]{p: p, fn: fn, streamCap: streamCap(p.qs)}
+	t := &Task[In, Out]{p: p, fn: fn, step: step, streamCap: streamCap(p.qs)}
 	t.free.ring = knit.NewMPMC[*slot[In, Out]](min(max(n, 64), maxFreeSlots), knit.Park{})
 	if t.streamCap > 0 {
 		t.retired = knit.NewMPMC[*callStream[In, Out]](retiredStreams, knit.Park{})
@@ -212,19 +220,30 @@ func (s *slot[In, Out]) abandon() int {
 // not counted against the queue size (see Config.QueueSize); Stats counts
 // each of their calls once it is taken.
 func (t *Task[In, Out]) Call(in In) Future[Out] {
+	if f, ok := t.streamCall(&in); ok {
+		return f
+	}
+	return t.callOne(&in)
+}
+
+// streamCall appends a call of *in to t's open stream, opening one if
+// it is full, and reports false if it did not (a caller is queueing the
+// stream's runner, the pool is closing, or the task's streams are all in
+// flight): then the call goes on its own.
+func (t *Task[In, Out]) streamCall(in *In) (Future[Out], bool) {
 	if s := t.open.Load(); s != nil {
-		if f, st := s.append(&in); st == appended {
-			return f
+		if f, st := s.append(in); st == appended {
+			return f, true
 		} else if st == streamBusy {
-			return t.callOne(&in)
+			return Future[Out]{}, false
 		}
 	}
 	if s := t.openStream(); s != nil {
-		if f, st := s.append(&in); st == appended {
-			return f
+		if f, st := s.append(in); st == appended {
+			return f, true
 		}
 	}
-	return t.callOne(&in)
+	return Future[Out]{}, false
 }
 
 // callOne is Call queueing the call on its own, in a slot.
