@@ -379,8 +379,7 @@ func (t *Task[In, Out]) openStream() *callStream[In, Out] {
 		if err != nil {
 			break
 		}
-		if r.reusable() {
-			r.reuse()
+		if r.reusable() && r.reuse() {
 			s = r
 			break
 		}
@@ -411,17 +410,33 @@ func (s *callStream[In, Out]) reusable() bool {
 	// After the words: the runner that published the last call may not
 	// have left yet. Shared runners still queued may stay: their entries
 	// are for this use's epoch, and find the stream reused when they run.
-	st := s.st.Load()
+	return s.idle(s.st.Load())
+}
+
+// idle reports whether st, the word of a full stream, lets it be reused:
+// no runner, or shared runners none of which has started.
+func (s *callStream[In, Out]) idle(st uint64) bool {
 	return st&stActive == 0 || st&stShared != 0 && head(st) == s.n && st&stStarted == 0
 }
 
-// reuse readies a reusable stream for its next use. Under the task's
-// mutex, before the stream is published as open; a caller holding it
-// from its last use may append as soon as st is stored, which is as
-// good as appending after the publication.
-func (s *callStream[In, Out]) reuse() {
-	s.gen++
-	s.st.Store((s.st.Load()&^(stEpoch-1) + stEpoch)) // tail and head 0, no flags, next epoch
+// reuse readies a reusable stream for its next use, and reports whether
+// it did. Under the task's mutex, before the stream is published as
+// open; a caller holding it from its last use may append as soon as st
+// is stored, which is as good as appending after the publication. The
+// word is replaced by a CAS of the idle word it replaces: a queued
+// runner may start (its CAS of st) after reusable's look, and then the
+// stream stays in its use (false) rather than lose a started runner.
+func (s *callStream[In, Out]) reuse() bool {
+	for {
+		st := s.st.Load()
+		if !s.idle(st) {
+			return false
+		}
+		if s.st.CompareAndSwap(st, st&^(stEpoch-1)+stEpoch) { // tail and head 0, no flags, next epoch
+			s.gen++
+			return true
+		}
+	}
 }
 
 // run is the stream's queue entry: a runner, which runs the stream from
