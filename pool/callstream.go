@@ -184,6 +184,10 @@ type callStream[In, Out any] struct {
 	// gen is the generation of every call's result word in this use;
 	// written under the task's mutex when the stream is reused.
 	gen uint64
+	// uses counts the stream's reuses, bumped after st's epoch: st's
+	// epoch field wraps (after 1<<21 uses), and a shared runner's entry
+	// may wait in a queue for any number of them (see streamEntry).
+	uses atomic.Uint64
 
 	t     *Task[In, Out]  // read-only
 	n     int64           // read-only: len(elems)
@@ -434,6 +438,7 @@ func (s *callStream[In, Out]) reuse() bool {
 		}
 		if s.st.CompareAndSwap(st, st&^(stEpoch-1)+stEpoch) { // tail and head 0, no flags, next epoch
 			s.gen++
+			s.uses.Add(1)
 			return true
 		}
 	}
@@ -468,7 +473,8 @@ func (s *callStream[In, Out]) run(w *worker) uint64 {
 // start, so a queued entry never outlives its fields.
 type streamEntry[In, Out any] struct {
 	s     *callStream[In, Out]
-	epoch uint64
+	epoch uint64 // st's epoch field when queued
+	use   uint64 // s.uses then: the epoch field alone wraps
 }
 
 // entry returns a free entry for a shared runner counted in st.
@@ -477,17 +483,25 @@ func (s *callStream[In, Out]) entry(st uint64) *streamEntry[In, Out] {
 	if !ok {
 		en = new(streamEntry[In, Out])
 	}
-	en.s, en.epoch = s, st/stEpoch
+	// No reuse can come between the CAS that stored st and this load:
+	// the stream is open (a Call's reservation), or the runner queueing
+	// en has started and not left.
+	en.s, en.epoch, en.use = s, st/stEpoch, s.uses.Load()
 	return en
 }
 
 // start takes en out of play and, if its stream is still in the use it
 // was queued for, counts it started and returns the stream; else nil.
 func (en *streamEntry[In, Out]) start() *callStream[In, Out] {
-	s, epoch := en.s, en.epoch
+	s, epoch, use := en.s, en.epoch, en.use
 	en.s = nil
 	s.t.entries.put(en)
 	for {
+		// uses first: a reuse after this load changes st's epoch, so
+		// the CAS below fails or the epoch check does.
+		if s.uses.Load() != use {
+			return nil
+		}
 		st := s.st.Load()
 		if st/stEpoch != epoch {
 			return nil
