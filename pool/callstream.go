@@ -102,17 +102,18 @@ import (
 // Reuse. A stream holds streamCap calls. When it is full the next Call
 // opens another (under the task's mutex, once per streamCap calls), and
 // the full one goes to the task's retired ring. A retired stream is
-// reused once it has no runner and the future of every one of its calls
-// has been taken: each taken result word has moved to the next
+// reused once it has no runner (or only shared runners still queued,
+// which find it reused when they start) and the future of every one of
+// its calls has been taken: each taken result word has moved to the next
 // generation, its filled flag cleared by the taking Wait once it is done
 // with the result (see filled), which a scan of the words sees, so
 // neither Wait nor WaitAll touches a counter of the stream. A stream a
 // Future was never waited on stays out of reuse and goes to the collector
 // with its last Future. At most maxStreams streams of a task are open or
-// not yet run (shared: claimed) to their end; past that Call queues its call on its own,
-// which blocks while the queue is full: a stream's calls are not counted
-// against Config.QueueSize, but there are at most maxStreams*streamCap of
-// them.
+// not yet run (shared: claimed) to their end; past that Call queues its
+// call on its own, which blocks while the queue is full: a stream's calls
+// are not counted against Config.QueueSize, but there are at most
+// maxStreams*streamCap of them.
 
 // Fields of stream.st.
 const (
