@@ -92,7 +92,9 @@ func NewTask[In, Out any](p *Pool, fn func(In) Out) *Task[In, Out] {
 func newTask[In, Out any](p *Pool, fn func(In) Out, step func(e *elem[In, Out])) *Task[In, Out] {
 	n := len(p.workersNow()) * p.qs
 	t := &Task[In, Out]{p: p, fn: fn, step: step, streamCap: streamCap(p.qs)}
-	t.free.ring = knit.NewMPMC[*slot[In, Out]](min(max(n, 64), maxFreeSlots), knit.Park{})
+	if step == nil { // a Submit stream's calls that do not stream take Submit's slots
+		t.free.ring = knit.NewMPMC[*slot[In, Out]](min(max(n, 64), maxFreeSlots), knit.Park{})
+	}
 	if t.streamCap > 0 {
 		t.retired = knit.NewMPMC[*callStream[In, Out]](retiredStreams, knit.Park{})
 		t.entries.ring = knit.NewMPMC[*streamEntry[In, Out]](streamEntries, knit.Park{})
