@@ -265,7 +265,8 @@ func TestCallStreamNested(t *testing.T) {
 // TestCallStreamPanics: a call of a stream that panics or calls
 // runtime.Goexit fails alone, with a *PanicError; the calls after it in
 // the stream run, on the worker or on its replacement, also when the
-// failing call runs nested (settled from an outer call's wait).
+// failing call runs nested (settled from an outer call's wait; on several
+// workers a Goexit run nested ends the waiting call too).
 func TestCallStreamPanics(t *testing.T) {
 	watchdog(t, 60*time.Second)
 	eachShape(t, streamShapes(), func(t *testing.T, p *Pool) {
@@ -296,6 +297,12 @@ func TestCallStreamPanics(t *testing.T) {
 			return x
 		})
 		before := p.Stats()
+		// On several workers call 1000's waits may run a queued call of
+		// the first 60 nested (helpWait runs queued tasks), one that calls
+		// runtime.Goexit among them, which ends call 1000 too, as it
+		// would any task waiting below it.
+		single := len(p.workersNow()) == 1
+		panics := uint64(12 + 1)
 		fs := make([]Future[int], 60)
 		for i := range fs {
 			fs[i] = inner.Call(i)
@@ -306,7 +313,9 @@ func TestCallStreamPanics(t *testing.T) {
 			var pe *PanicError
 			switch {
 			case i == 60:
-				if err != nil || v != 0+1+2+4+5+6+8+9 {
+				if !single && errors.As(err, &pe) {
+					panics++
+				} else if err != nil || v != 0+1+2+4+5+6+8+9 {
 					t.Fatalf("nested burst: %d, %v", v, err)
 				}
 			case i%10 == 3 || i%10 == 7:
@@ -319,7 +328,7 @@ func TestCallStreamPanics(t *testing.T) {
 		}
 		if !eventually(10*time.Second, func() bool {
 			s := p.Stats()
-			return s.Completed-before.Completed == 60+1+9 && s.Submitted == s.Completed && s.Panicked-before.Panicked == 12+1
+			return s.Completed-before.Completed == 60+1+9 && s.Submitted == s.Completed && s.Panicked-before.Panicked == panics
 		}) {
 			t.Fatalf("stats %+v, before %+v", p.Stats(), before)
 		}
