@@ -99,8 +99,10 @@ func TestMailboxSegments(t *testing.T) {
 	const segs = 20
 	// Mallocs counts the whole process, and the runtime allocates now
 	// and then on its own (a thread it starts while the background
-	// membarrier registration sits in its syscall): take the best of a
-	// few fresh mailboxes. A push that allocates fails every try.
+	// membarrier registration sits in its syscall, the segment pool's
+	// per-P array on its first Get): take the best of a few fresh
+	// mailboxes, and allow two such. A push that allocates fails every
+	// try by thousands.
 	var m *Mailbox[int]
 	var grew uint64
 	for range 3 {
@@ -111,12 +113,12 @@ func TestMailboxSegments(t *testing.T) {
 			m.TryPush(i)
 		}
 		runtime.ReadMemStats(&after)
-		if grew = after.Mallocs - before.Mallocs; grew <= segs {
+		if grew = after.Mallocs - before.Mallocs; grew <= segs+2 {
 			break
 		}
 	}
-	if grew > segs {
-		t.Errorf("%d segments' worth of pushes made %d allocations, want at most %d", segs, grew, segs)
+	if grew > segs+2 {
+		t.Errorf("%d segments' worth of pushes made %d allocations, want at most %d", segs, grew, segs+2)
 	}
 	if n := len(mailboxSegs(m)); n < segs {
 		t.Fatalf("mailbox holds %d segments for %d segments of items", n, segs)
