@@ -186,7 +186,7 @@ type callStream[In, Out any] struct {
 	// written under the task's mutex when the stream is reused.
 	gen uint64
 	// uses counts the stream's reuses, bumped after st's epoch: st's
-	// epoch field wraps (after 1<<21 uses), and a shared runner's entry
+	// epoch field is narrow and wraps, and a shared runner's entry
 	// may wait in a queue for any number of them (see streamEntry).
 	uses atomic.Uint64
 
@@ -445,9 +445,9 @@ func (s *callStream[In, Out]) reuse() bool {
 	}
 }
 
-// run is the stream's queue entry: a runner, which runs the stream from
-// where its last runner left it (single) or claims calls beside the
-// others (shared). Its calls count as tasks (taken as each starts,
+// run is the queue entry of a single runner: it runs the stream from
+// where its last runner left it (shared runners are queued as
+// streamEntry). Its calls count as tasks (taken as each starts,
 // completed as each ends) instead of the entry.
 func (s *callStream[In, Out]) run(w *worker) uint64 {
 	normal := false
