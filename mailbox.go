@@ -81,7 +81,18 @@ const mailboxSegSize = 1024
 // item once its ready word equals lap. lap is new at every link, so a
 // recycled segment needs no pass to reset its slots: a slot written in an
 // earlier incarnation reads as not ready.
+//
+// The read-mostly line comes first: Go checks a pointer for nil by
+// loading from its offset 0, and the consumer's pop does so on its
+// segment, so at offset 0 claim would be pulled from the producers on
+// every look for an item.
 type mboxSeg[T any] struct {
+	next   atomic.Pointer[mboxSeg[T]] // the following segment, once linked
+	base   atomic.Uint64              // the position of slot 0
+	sealed atomic.Uint64              // 1 + the slots claimed before Close, once Close sealed this segment
+	lap    uint64                     // written by the linker before claim's reset and the link; read after them
+	_      [CacheLineSize - 32]byte
+
 	// claim is the next slot to claim: producers add to it, so it
 	// passes mailboxSegSize by the number of producers that found the
 	// segment full. | closedBit once Close sealed the segment. It holds
@@ -90,12 +101,6 @@ type mboxSeg[T any] struct {
 	// an earlier incarnation, or from the spare, only ever finds it full.
 	claim atomic.Uint64
 	_     [CacheLineSize - 8]byte
-
-	next   atomic.Pointer[mboxSeg[T]] // the following segment, once linked
-	base   atomic.Uint64              // the position of slot 0
-	sealed atomic.Uint64              // 1 + the slots claimed before Close, once Close sealed this segment
-	lap    uint64                     // written by the linker before claim's reset and the link; read after them
-	_      [CacheLineSize - 32]byte
 
 	slots [mailboxSegSize]mboxSlot[T]
 }

@@ -498,12 +498,18 @@ func TestMailboxLayout(t *testing.T) {
 	if d := unsafe.Offsetof(m.bells) - unsafe.Offsetof(m.headSeg); d < line {
 		t.Errorf("Mailbox bells-headSeg distance %d < line %d", d, line)
 	}
+	// A segment's claim, which every push adds to, is neither on the
+	// line of offset 0 (where a nil check of the segment loads), nor on
+	// its slots' lines, nor beside the read-mostly fields.
 	var s mboxSeg[int]
-	if d := unsafe.Offsetof(s.next) - unsafe.Offsetof(s.claim); d < line {
-		t.Errorf("mboxSeg next-claim distance %d < line %d", d, line)
+	if off := unsafe.Offsetof(s.claim); off < line {
+		t.Errorf("mboxSeg.claim at %d, within the first line", off)
 	}
-	if d := unsafe.Offsetof(s.slots) - unsafe.Offsetof(s.next); d < line {
-		t.Errorf("mboxSeg slots-next distance %d < line %d", d, line)
+	if end := unsafe.Offsetof(s.lap) + 8; end > line {
+		t.Errorf("mboxSeg's read-mostly fields end at %d, past the first line", end)
+	}
+	if d := unsafe.Offsetof(s.slots) - unsafe.Offsetof(s.claim); d < line {
+		t.Errorf("mboxSeg slots-claim distance %d < line %d", d, line)
 	}
 }
 
