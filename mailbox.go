@@ -6,6 +6,8 @@ import (
 	"reflect"
 	"sync"
 	"sync/atomic"
+
+	"github.com/knit-go/knit/internal/relstore"
 )
 
 // Mailbox is an unbounded multi-producer single-consumer queue: an
@@ -259,14 +261,14 @@ func (m *Mailbox[T]) popMiss() (T, status) {
 
 // storeHead publishes the consumer's position. A Mailbox's is read only
 // for Len and a waiter's hint, which want a recent value and nothing
-// ordered with it, so it is storeHint's plain store, inlined into pop; a
+// ordered with it, so it is relstore.Hint's plain store, inlined into pop; a
 // Backlog's consumers are several, and popInFlight orders its load of
 // head before its load of the tail, so theirs is the release store.
 func (m *Mailbox[T]) storeHead(pos uint64) {
 	if m.shared {
 		storeRel(&m.head, pos)
 	} else {
-		storeHint(&m.head, pos)
+		relstore.Hint(&m.head, pos)
 	}
 }
 

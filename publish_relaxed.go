@@ -4,7 +4,6 @@ package knit
 
 import (
 	"sync/atomic"
-	"unsafe"
 
 	"github.com/knit-go/knit/internal/relstore"
 )
@@ -20,15 +19,6 @@ const relaxedPublish = true
 // sync/atomic's Store (XCHG) it does not wait for the line to be owned
 // before the producer moves on.
 func storeRel(p *atomic.Uint64, v uint64) { relstore.Store(p, v) }
-
-// storeHint stores v at p for readers that want a recent value of a word
-// one goroutine owns and nothing ordered with it (a Mailbox consumer's
-// position, which Len reads): a plain MOV, as storeRel's, but written in
-// Go so that it is inlined into its caller instead of costing a call on
-// every item. A reader's sync/atomic Load sees this value or an earlier
-// one (Go's memory model gives word-sized races that much, and the store
-// cannot tear); under the race detector storeHint is sync/atomic's Store.
-func storeHint(p *atomic.Uint64, v uint64) { *(*uint64)(unsafe.Pointer(p)) = v }
 
 // publishRelaxed is publish's path for a bell that was relaxed when the
 // publisher looked: the release store (MOVQ), the mode again, and a LOCK

@@ -15,10 +15,6 @@ const relaxedPublish = false
 // instruction behind a call.
 func storeRel(p *atomic.Uint64, v uint64) { p.Store(v) }
 
-// storeHint stores v at p for readers that want a recent value: see the
-// amd64 build's. Here it is storeRel.
-func storeHint(p *atomic.Uint64, v uint64) { p.Store(v) }
-
 func publishRelaxed(p *atomic.Uint64, v uint64, _ *atomic.Uint32) { p.Store(v) }
 
 func storeLoadFence() {}

@@ -12,3 +12,6 @@ func Store(p *atomic.Uint64, v uint64) { p.Store(v) }
 // Fence does nothing: Store is sync/atomic's, which no later load passes
 // (XCHG on amd64, STLR before LDAR on arm64).
 func Fence() {}
+
+// Hint is sync/atomic's Store, as Store is.
+func Hint(p *atomic.Uint64, v uint64) { p.Store(v) }

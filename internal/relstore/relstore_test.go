@@ -19,6 +19,18 @@ func TestStore(t *testing.T) {
 	}
 }
 
+func TestHint(t *testing.T) {
+	var w atomic.Uint64
+	Hint(&w, 42)
+	if got := w.Load(); got != 42 {
+		t.Fatalf("Load after Hint(42) = %d", got)
+	}
+	Hint(&w, 1<<63|7)
+	if got := w.Load(); got != 1<<63|7 {
+		t.Fatalf("Load after Hint(1<<63|7) = %#x", got)
+	}
+}
+
 // TestStorePublishes is message passing: a payload written with a plain
 // store before the release store of a flag is seen by a reader that
 // loads the flag. The reader acknowledges each round, so the writer
