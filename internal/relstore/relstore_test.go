@@ -7,27 +7,20 @@ import (
 	"testing"
 )
 
+// TestStore: each store leaves the word a later Load reads, the top bit
+// included.
 func TestStore(t *testing.T) {
-	var w atomic.Uint64
-	Store(&w, 42)
-	if got := w.Load(); got != 42 {
-		t.Fatalf("Load after Store(42) = %d", got)
-	}
-	Store(&w, 1<<63|7)
-	if got := w.Load(); got != 1<<63|7 {
-		t.Fatalf("Load after Store(1<<63|7) = %#x", got)
-	}
-}
-
-func TestHint(t *testing.T) {
-	var w atomic.Uint64
-	Hint(&w, 42)
-	if got := w.Load(); got != 42 {
-		t.Fatalf("Load after Hint(42) = %d", got)
-	}
-	Hint(&w, 1<<63|7)
-	if got := w.Load(); got != 1<<63|7 {
-		t.Fatalf("Load after Hint(1<<63|7) = %#x", got)
+	for _, st := range []struct {
+		name  string
+		store func(*atomic.Uint64, uint64)
+	}{{"Store", Store}, {"Hint", Hint}} {
+		var w atomic.Uint64
+		for _, v := range []uint64{42, 1<<63 | 7} {
+			st.store(&w, v)
+			if got := w.Load(); got != v {
+				t.Fatalf("Load after %s(%#x) = %#x", st.name, v, got)
+			}
+		}
 	}
 }
 
