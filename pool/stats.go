@@ -62,16 +62,18 @@ type Stats struct {
 }
 
 // counter is a statistic written by one goroutine (its worker) and read
-// by Stats: the writer adds with a load and a plain store
-// (relstore.Hint, inlined), which needs no locked instruction since
-// nobody else writes it. sync/atomic's Store would be one on amd64
-// (XCHG), which waits for the store buffer to drain behind the pop's
-// publish, and two are counted per task (BENCHMARKS.md, "Pool", pool.Go
-// against pond).
+// by Stats: the writer adds with a load and a release store, which needs
+// no locked instruction since nobody else writes it, and keeps a worker's
+// counters visible in the order it moved them (taken before completed,
+// parks before wakes), which Stats' snapshot relies on; relstore.Hint,
+// inlined, promises no order. sync/atomic's Store
+// would be one on amd64 (XCHG), which waits for the store buffer to drain
+// behind the pop's publish, and two are counted per task (BENCHMARKS.md,
+// "Pool", pool.Go against pond).
 type counter struct{ v atomic.Uint64 }
 
-func (c *counter) inc()         { relstore.Hint(&c.v, c.v.Load()+1) }
-func (c *counter) add(d uint64) { relstore.Hint(&c.v, c.v.Load()+d) }
+func (c *counter) inc()         { relstore.Store(&c.v, c.v.Load()+1) }
+func (c *counter) add(d uint64) { relstore.Store(&c.v, c.v.Load()+d) }
 func (c *counter) load() uint64 { return c.v.Load() }
 
 // Stats returns a snapshot of the pool's counters.

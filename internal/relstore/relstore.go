@@ -19,8 +19,8 @@
 // depend on it, Fence between the store and the load restores it.
 //
 // Hint is the same store for a word one goroutine owns and others read
-// for a recent value, with nothing ordered by it (a statistic, a position
-// only a length reads): inlined, where Store is a call on amd64. A
+// for a recent value, with nothing ordered by it (a position only a
+// length reads): inlined, where Store is a call on amd64. A
 // reader's sync/atomic Load sees the value Hint stored or an earlier one:
 // Go's memory model lets a word-sized race read no value that was never
 // written. Under the race detector it is sync/atomic's Store, like Store.
