@@ -426,20 +426,27 @@ func (s *callStream[In, Out]) idle(st uint64) bool {
 
 // reuse readies a reusable stream for its next use, and reports whether
 // it did. Under the task's mutex, before the stream is published as
-// open; a caller holding it from its last use may append as soon as st
-// is stored, which is as good as appending after the publication. The
-// word is replaced by a CAS of the idle word it replaces: a queued
+// open; a caller holding it from its last use may append as soon as the
+// new use is open, which is as good as appending after the publication.
+// The word is replaced by a CAS of the idle word it replaces: a queued
 // runner may start (its CAS of st) after reusable's look, and then the
 // stream stays in its use (false) rather than lose a started runner.
+// The new word holds stPending until gen and uses name the new use: an
+// append in between would count a runner whose entry records the old
+// use, which would then never start, and the stream would stay active
+// for good. Until the And, an append finds the stream busy and the call
+// goes on its own; an old use's entry finds the epoch changed.
 func (s *callStream[In, Out]) reuse() bool {
 	for {
 		st := s.st.Load()
 		if !s.idle(st) {
 			return false
 		}
-		if s.st.CompareAndSwap(st, st&^(stEpoch-1)+stEpoch) { // tail and head 0, no flags, next epoch
+		// tail and head 0, no flags but pending, next epoch
+		if s.st.CompareAndSwap(st, st&^(stEpoch-1)+stEpoch|stPending) {
 			s.gen++
 			s.uses.Add(1)
+			s.st.And(^uint64(stPending))
 			return true
 		}
 	}

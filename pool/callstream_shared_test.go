@@ -113,12 +113,20 @@ func TestSharedStreamStress(t *testing.T) {
 // there past maxStreams turns streaming off for good).
 func checkStreamsSettle[In, Out any](t *testing.T, tk *Task[In, Out]) {
 	t.Helper()
-	ok := eventually(5*time.Second, func() bool {
+	// The deadline is for a runner still queued on a loaded machine (CI
+	// runs this beside two busy loops, under -race); a runner counted and
+	// never started keeps the stream active for good.
+	ok := eventually(30*time.Second, func() bool {
 		s := tk.open.Load()
 		return s == nil || s.st.Load()&stActive == 0
 	})
 	if !ok {
-		t.Fatalf("open stream still active: st %#x", tk.open.Load().st.Load())
+		s := tk.open.Load()
+		st := s.st.Load()
+		ps := tk.p.Stats()
+		t.Fatalf("open stream still active: st %#x (tail %d, head %d, runners %d, busy %d, started %d, epoch %d, uses %d); pool: %d workers (%d parked), %d retiring, queue depth %d, submitted %d, completed %d",
+			st, st&stTail, head(st), st&stRunners/stRunnerOne, st&stBusy/stBusyOne, st&stStarted/stStartOne, st/stEpoch, s.uses.Load(),
+			ps.Workers, ps.Parked, ps.Retiring, ps.QueueDepth, ps.Submitted, ps.Completed)
 	}
 	s := tk.open.Load()
 	want := int32(0)
