@@ -1160,12 +1160,24 @@ func TestEventHandoff(t *testing.T) {
 	// A preemption (sysmon, or a GC's stop request on a loaded machine)
 	// can leave it runnable but not yet asleep, and then Handoff has no
 	// one to yield to; without the yield every round would miss.
+	// After a miss the worker is runnable, not asleep, and at GOMAXPROCS
+	// 1 it gets the P only when this goroutine gives it up: wait for it to
+	// take the round, so that one preemption costs one round and not
+	// every round after it.
 	misses := 0
 	for r := int32(1); r <= rounds; r++ {
 		round.Store(r)
 		e.Handoff()
 		if got := took.Load(); got != r {
 			misses++
+			for took.Load() != r {
+				select {
+				case <-done:
+					t.Fatalf("round %d: the worker ended early", r)
+				default:
+					runtime.Gosched()
+				}
+			}
 		}
 	}
 	<-done
