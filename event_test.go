@@ -1158,12 +1158,11 @@ func TestEventHandoff(t *testing.T) {
 	waitSleepers(t, &e, 1)
 	// A round is a handoff only if the worker was asleep when Handoff ran.
 	// A preemption (sysmon, or a GC's stop request on a loaded machine)
-	// can leave it runnable but not yet asleep, and then Handoff has no
-	// one to yield to; without the yield every round would miss.
-	// After a miss the worker is runnable, not asleep, and at GOMAXPROCS
-	// 1 it gets the P only when this goroutine gives it up: wait for it to
-	// take the round, so that one preemption costs one round and not
-	// every round after it.
+	// can leave it runnable but not yet asleep; Handoff then has no one to
+	// yield to, and at GOMAXPROCS 1 the worker gets the P only when this
+	// goroutine gives it up. So after a miss the test waits for the worker
+	// to take the round: one preemption costs one round, not every round
+	// after it.
 	misses := 0
 	for r := int32(1); r <= rounds; r++ {
 		round.Store(r)

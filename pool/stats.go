@@ -62,12 +62,12 @@ type Stats struct {
 }
 
 // counter is a statistic written by one goroutine (its worker) and read
-// by Stats: the writer adds with a load and a release store, which needs
-// no locked instruction since nobody else writes it, and keeps a worker's
-// counters visible in the order it moved them (taken before completed,
-// parks before wakes), which Stats' snapshot relies on; relstore.Hint,
-// inlined, promises no order. sync/atomic's Store
-// would be one on amd64 (XCHG), which waits for the store buffer to drain
+// by Stats: the writer adds with a load and a release store. That needs
+// no locked instruction, since nobody else writes it, and it keeps a
+// worker's counters visible in the order it moved them (taken before
+// completed, parks before wakes), which Stats' snapshot relies on and
+// relstore.Hint does not promise. sync/atomic's Store would be a locked
+// instruction on amd64 (XCHG), which waits for the store buffer to drain
 // behind the pop's publish, and two are counted per task (BENCHMARKS.md,
 // "Pool", pool.Go against pond).
 type counter struct{ v atomic.Uint64 }
