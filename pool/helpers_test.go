@@ -105,6 +105,11 @@ func watchdog(t *testing.T, d time.Duration) {
 // spin: so besides every worker counted parked, with the counts the same
 // before and after the look, it asks every worker's goroutine to be
 // blocked (asleep in the scheduler or the futex call, not runnable).
+// Blocked is not enough on the futex backend: a worker whose futex call
+// returned to a ring, on a thread not yet run again, still shows in the
+// syscall, still counted parked. Its idle bit tells it apart: the ring
+// claimed (cleared) that bit before it rang, and only the worker's next
+// park sets it again (see sleepers.go), so every bit must be set too.
 func settleParked(p *Pool, d time.Duration) (s Stats, ok bool) {
 	ok = eventually(d, func() bool {
 		s1 := p.Stats()
@@ -113,6 +118,9 @@ func settleParked(p *Pool, d time.Duration) (s Stats, ok bool) {
 		}
 		mine := map[string]bool{}
 		for _, w := range p.workersNow() {
+			if w.blk.asleep.Load()&w.bit == 0 {
+				return false
+			}
 			mine[fmt.Sprintf("%p", w)] = true
 		}
 		const frame = "pool.(*worker).main("
