@@ -139,11 +139,16 @@ func (w *worker) nestLeave() {
 }
 
 // ringNested wakes up to n workers of a stealing pool that are parked in
-// a wait of their own (any of them can take any task, a retiring one
-// too: it steals while it waits). A bit of a worker that has left names
-// nobody and is not counted.
+// a wait of their own (any of them can take any task). A bit of a worker
+// that has left names nobody and is not counted. A retiring worker is
+// rung but not counted, as in ringAsleep: it steals while it waits, but
+// if its wait ends first it runs only its own queue and leaves, and the
+// wake would be lost (Resize rings for the active queues after it marks
+// workers retiring; see shrink).
 func (s *workerSet) ringNested(n int) {
-	s.ringClaimed(n, func(b *idBlock) *sleeperWord { return &b.nested }, (*worker).ringNest)
+	s.ringClaimed(n, func(b *idBlock) *sleeperWord { return &b.nested }, func(v *worker) bool {
+		return v.ringNest() && !v.retiring.Load()
+	})
 }
 
 // ringNest rings the event w is parked on in its own wait, if any still,

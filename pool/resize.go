@@ -154,6 +154,21 @@ func (p *Pool) shrink(s *workerSet, k int) {
 		w.bell.NotifyAll() // a parked one must see it is retiring
 		w.ringNest()
 	}
+	// A publisher may have claimed a removed worker's bit, and counted
+	// it woken, before the worker was marked retiring; a retiring worker
+	// runs only its own queue, so that wake is lost for a task in an
+	// active queue (TestResizeRingToRetiring). Ring again for what the
+	// active queues hold. The publisher pushed before it loaded the set,
+	// and loaded the set before it read retiring; this stored retiring
+	// and the set before it reads the queues: so either it rang with the
+	// new set, which names no removed worker as woken, or the look below
+	// sees its task.
+	storeLoadFence()
+	for _, w := range s.active[:keep] {
+		if n := w.q.Len(); n > 0 {
+			p.ring(w, n)
+		}
+	}
 }
 
 // freeID returns the lowest id no live worker holds, making its block if
