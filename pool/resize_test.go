@@ -50,11 +50,13 @@ func TestResizeModel(t *testing.T) {
 			ctx := context.Background()
 			tk := NewTask(p, func(id int) int { runs[id].Add(1); return id })
 			stop := make(chan struct{})
-			var wg sync.WaitGroup
+			var wg, submitters sync.WaitGroup
 			for kind := range kinds {
 				wg.Add(1)
+				submitters.Add(1)
 				go func() {
 					defer wg.Done()
+					defer submitters.Done()
 					for i := range per {
 						id := kind*per + i
 						ok := true
@@ -136,8 +138,28 @@ func TestResizeModel(t *testing.T) {
 					}
 				}
 			}()
-			// Close at a random moment, while the resizer runs.
-			time.Sleep(time.Duration(rand.IntN(5000)) * time.Microsecond)
+			if round%4 == 1 {
+				// Every submitter done and every task run with the pool
+				// open, while the resizer runs: a task left queued beside
+				// sleeping workers (a ring lost to a removed worker)
+				// fails here, where Close would run it.
+				done := make(chan struct{})
+				go func() { submitters.Wait(); close(done) }()
+				select {
+				case <-done:
+				case <-time.After(30 * time.Second):
+					t.Fatalf("submitters still waiting after 30 s (%d resizes): %+v", resizes.Load(), p.Stats())
+				}
+				if !eventually(30*time.Second, func() bool {
+					s := p.Stats()
+					return s.QueueDepth == 0 && s.Completed+s.Skipped == s.Submitted
+				}) {
+					t.Fatalf("tasks still queued with the pool open (%d resizes): %+v", resizes.Load(), p.Stats())
+				}
+			} else {
+				// Close at a random moment, while the resizer runs.
+				time.Sleep(time.Duration(rand.IntN(5000)) * time.Microsecond)
+			}
 			if round%3 == 2 {
 				if err := p.Shutdown(ctx); err != nil {
 					t.Fatal(err)
