@@ -90,15 +90,26 @@ func (w *worker) helpWait(ctx context.Context, ev *knit.Event, ready func() bool
 	if w.fr.pk != nil {
 		w.fr.pk.settle(w) // waiting inside a call of a packet: see batch.go
 	}
+	// rung: a ring claimed w's nested bit, counting w woken, since w's
+	// last look at the queues. Leaving without another look passes it
+	// on (see passRing).
+	rung := false
 	for {
 		if ready() {
+			if rung {
+				w.passRing()
+			}
 			return nil
 		}
 		// A done ctx runs no more of the queue: the caller gets ctx.Err()
 		// as promptly as a parked Wait would.
 		if err := ctx.Err(); err != nil {
+			if rung {
+				w.passRing()
+			}
 			return err
 		}
+		rung = false // the look answers it
 		if j := w.next(); j != nil {
 			w.run(j)
 			continue
@@ -107,18 +118,25 @@ func (w *worker) helpWait(ctx context.Context, ev *knit.Event, ready func() bool
 		w.nestEnter(ev)
 		if ready() {
 			ev.Cancel(t)
-			w.nestLeave()
+			if w.nestLeave() {
+				w.passRing()
+			}
 			return nil
 		}
 		if j := w.next(); j != nil {
 			ev.Cancel(t)
-			w.nestLeave()
+			if w.nestLeave() {
+				w.passRing()
+			}
 			w.run(j)
 			continue
 		}
 		err := ev.Wait(ctx, t, waitPark)
-		w.nestLeave()
+		rung = w.nestLeave()
 		if err != nil {
+			if rung {
+				w.passRing()
+			}
 			return err
 		}
 	}
@@ -132,10 +150,12 @@ func (w *worker) nestEnter(ev *knit.Event) {
 	storeLoadFence()
 }
 
-// nestLeave clears w's nested bit, unless a publisher claimed it already.
-func (w *worker) nestLeave() {
-	w.blk.nested.unmark(w.bit)
+// nestLeave clears w's nested bit, unless a publisher claimed it
+// already, and reports whether one did (and may have counted w woken).
+func (w *worker) nestLeave() (rung bool) {
+	rung = !w.blk.nested.claim(w.bit)
 	w.nestEv.Store(nil)
+	return rung
 }
 
 // ringNested wakes up to n workers of a stealing pool that are parked in

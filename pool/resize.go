@@ -101,8 +101,10 @@ func (s *workerSet) maybeNested() bool { return len(s.blocks) != 1 || s.b0.neste
 // its queue holds before it leaves (with stealing on, the others help).
 // Until then Stats counts it in Retiring, not Workers. The timer policy
 // and stealing follow the new size as they would at New: one worker
-// spins (see Config.Park) and does not steal. n must be 1 to MaxWorkers,
-// or Resize panics; after Close it does nothing.
+// spins (see Config.Park), and does not steal once the removed workers
+// have left; until then it takes from their queues too, so that a task
+// of theirs that waits for one queued behind it finishes. n must be 1
+// to MaxWorkers, or Resize panics; after Close it does nothing.
 //
 // Resize may be called from a task, even one running on a worker it
 // removes: that worker leaves once the task returns.
@@ -156,15 +158,16 @@ func (p *Pool) shrink(s *workerSet, k int) {
 	}
 	// A publisher may have claimed a removed worker's bit, and counted
 	// it woken, before the worker was marked retiring; a retiring worker
-	// runs only its own queue, so that wake is lost for a task in an
-	// active queue (TestResizeRingToRetiring). Ring again for what the
-	// active queues hold. The publisher pushed before it loaded the set,
-	// and loaded the set before it read retiring; this stored retiring
-	// and the set before it reads the queues: so either it rang with the
-	// new set, which names no removed worker as woken, or the look below
+	// runs only its own queue, so that wake is lost for a task in
+	// another queue (TestResizeRingToRetiring). Ring again for what the
+	// queues hold. The publisher pushed before it loaded the set, and
+	// loaded the set before it read retiring; this stored retiring and
+	// the set before it reads the queues: so either it rang with the new
+	// set, which names no removed worker as woken, or the look below
 	// sees its task.
 	storeLoadFence()
-	for _, w := range s.active[:keep] {
+	ns := p.set.Load()
+	for _, w := range ns.all {
 		if n := w.q.Len(); n > 0 {
 			p.ring(w, n)
 		}
@@ -225,7 +228,7 @@ func (p *Pool) publish(active, retiring []*worker) {
 		blocks: p.blocks[:nb:nb],
 		b0:     p.blocks[0],
 		ids:    ids,
-		steal:  !p.noSteal && len(active) > 1,
+		steal:  !p.noSteal && len(all) > 1, // retiring workers' queues too (TestResizeStealsFromRetiring)
 		spin:   p.cfg.spinFor(len(active)),
 	})
 }

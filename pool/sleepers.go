@@ -35,7 +35,11 @@ import (
 // sleeps on, which a task waiting for a later task turns into a hang
 // (TestStealWakesClaimedWorker, in the CI's flake hunt). A ring whose
 // claimed worker is no longer registered on its doorbell is not counted
-// as delivered, and goes to the next set bit (workerSet.ringAsleep).
+// as delivered, and goes to the next set bit (workerSet.ringAsleep); one
+// that claimed the bit of a worker still registered but past its last
+// look (its re-check found a task, or its wait of its own ended) is
+// counted, and that worker passes it on (worker.passRing); one that
+// reached a worker Resize then removed is rung again by Resize (shrink).
 //
 // Why the ring goes to the claimed worker's doorbell, not to one shared
 // by the workers: Notify on a shared Event wakes some sleeper, not

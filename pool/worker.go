@@ -167,11 +167,15 @@ func (w *worker) loop() {
 		w.blk.asleep.set(w.bit) // after Prepare, before the re-check: see sleepers.go
 		storeLoadFence()
 		if w.retiring.Load() { // Resize stores it, then rings
-			w.unpark(t)
+			if w.unpark(t) {
+				w.passRing()
+			}
 			continue
 		}
 		if j := w.next(); j != nil {
-			w.unpark(t)
+			if w.unpark(t) {
+				w.passRing()
+			}
 			w.run(j)
 			continue
 		}
@@ -224,10 +228,38 @@ func (w *worker) firstPark(started *sync.WaitGroup) {
 // worker's idle bit: a bit left set on a worker about to run a task
 // would draw the next submitter's ring (a ring goes to the worker whose
 // bit it claims), and a task that waits for another would leave that
-// one queued beside an idle worker nobody rang.
-func (w *worker) unpark(t knit.Ticket) {
+// one queued beside an idle worker nobody rang. It reports whether a
+// publisher claimed the bit first: that ring counted this worker woken,
+// but the worker made its last look at the queues before it, and the
+// caller passes it on (passRing) before it runs anything.
+func (w *worker) unpark(t knit.Ticket) (rung bool) {
 	w.bell.Cancel(t)
-	w.blk.asleep.unmark(w.bit)
+	return !w.blk.asleep.claim(w.bit)
+}
+
+// passRing passes on a ring that claimed one of w's bits (idle or
+// nested) and counted w woken after w's last look at the queues, when w
+// goes on without another look: it runs the task it found, returns to
+// the task it waited in, or retires. With stealing the ring was for a
+// task any worker may take: if one is still queued, another worker is
+// rung for it (TestRingToRecheckingWorker). Most such rings were for the
+// very task w found, and then nothing is queued and nobody is woken.
+// Without stealing the ring was for w's own queue, which only w runs.
+// The claim the caller saw is ordered after the publisher's push, so the
+// look here sees the task unless a worker took it.
+func (w *worker) passRing() {
+	storeLoadFence() // the claim seen, then the queues
+	p := w.p
+	s := p.set.Load()
+	if !s.steal {
+		return
+	}
+	for _, v := range s.all {
+		if v.q.Len() != 0 {
+			p.ring(v, 1)
+			return
+		}
+	}
 }
 
 // next takes a task: from the worker's own queue, else, when stealing,
