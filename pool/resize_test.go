@@ -14,7 +14,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/knit-go/knit"
 	"github.com/knit-go/knit/affinity"
 	"github.com/knit-go/knit/internal/cputime"
 )
@@ -300,82 +299,6 @@ func TestResizeRunsRemovedQueue(t *testing.T) {
 				t.Fatalf("stats %+v", s)
 			}
 		})
-	}
-}
-
-// TestResizeRingToRetiring: a publisher's ring that reached a worker
-// Resize then removes is not lost. The publisher pushed a task to one
-// worker's queue and claimed another's idle bit (the highest, as
-// ringAsleep does), counting that worker woken; Resize retires the
-// claimed worker before it looks, and a retiring worker runs only its
-// own queue. The worker left keeps sleeping unless Resize rings for what
-// the active queues hold.
-func TestResizeRingToRetiring(t *testing.T) {
-	watchdog(t, 30*time.Second)
-	for _, c := range []struct {
-		name      string
-		workers   int
-		to        int
-		queueAt   int // the active worker whose queue holds the task
-		claimedAt int // the retiring worker whose bit the ring claimed
-	}{
-		{"3to1", 3, 1, 0, 2},
-		{"4to2", 4, 2, 1, 3},
-	} {
-		t.Run(c.name, func(t *testing.T) {
-			p := New(Config{Workers: c.workers})
-			defer p.Close()
-			if _, ok := settleParked(p, 10*time.Second); !ok {
-				t.Fatalf("workers not parked: %+v", p.Stats())
-			}
-			ws := p.workersNow()
-			ran := make(chan struct{})
-			if err := ws[c.queueAt].q.TryPush(goFunc(func() { close(ran) })); err != nil {
-				t.Fatal(err)
-			}
-			v := ws[c.claimedAt]
-			if !v.blk.asleep.claim(v.bit) {
-				t.Fatalf("worker %d not parked", c.claimedAt)
-			}
-			p.Resize(c.to)
-			v.bell.Notify(1) // the publisher's ring, late: the worker has left or is leaving
-			select {
-			case <-ran:
-			case <-time.After(10 * time.Second):
-				t.Fatalf("the task queued before Resize did not run: %+v", p.Stats())
-			}
-		})
-	}
-}
-
-// TestRingNestedSkipsRetiring: a ring for a task, finding only workers
-// parked in waits of their own, counts a retiring one rung but not woken,
-// and goes on to the next: the retiring one may leave its wait and the
-// pool without looking at the other queues.
-func TestRingNestedSkipsRetiring(t *testing.T) {
-	watchdog(t, 30*time.Second)
-	p := New(Config{Workers: 3})
-	defer p.Close()
-	if _, ok := settleParked(p, 10*time.Second); !ok {
-		t.Fatalf("workers not parked: %+v", p.Stats())
-	}
-	ws := p.workersNow()
-	active, retiring := ws[0], ws[2] // the ring claims the highest bit first
-	var evA, evR knit.Event
-	active.nestEv.Store(&evA)
-	retiring.nestEv.Store(&evR)
-	active.blk.nested.mark(active.bit)
-	retiring.blk.nested.mark(retiring.bit)
-	retiring.retiring.Store(true)
-	defer func() {
-		retiring.retiring.Store(false)
-		for _, w := range []*worker{active, retiring} {
-			w.nestLeave()
-		}
-	}()
-	p.set.Load().ringNested(1)
-	if b := ws[0].blk.nested.Load(); b&retiring.bit != 0 || b&active.bit != 0 {
-		t.Fatalf("nested bits after one ring: %#b, want both claimed (the retiring worker's not counted)", b)
 	}
 }
 

@@ -10,9 +10,22 @@ import (
 )
 
 // Rings counted as wakes that the woken worker never answers with a look
-// at the queues (see sleepers.go and passRing). Each test builds its
-// interleaving by hand: it claims bits as a publisher would, and plays a
-// worker's steps on a worker added to the set but never started.
+// at the queues (see sleepers.go, worker.passRing and Pool.shrink). Each
+// test builds its interleaving by hand: it pushes without a ring and
+// claims bits as a publisher would, and plays a worker's steps on a
+// worker added to the set but never started.
+
+// newParked returns a pool of cfg whose workers have all parked, closed
+// when the test ends if it is not closed before (Close is idempotent).
+func newParked(t *testing.T, cfg Config) *Pool {
+	t.Helper()
+	p := New(cfg)
+	t.Cleanup(p.Close)
+	if _, ok := settleParked(p, 10*time.Second); !ok {
+		t.Fatalf("workers not parked: %+v", p.Stats())
+	}
+	return p
+}
 
 // addIdle adds a worker with the highest id to p's set without starting
 // it: the test goroutine plays its steps. Close does not wait for it.
@@ -25,6 +38,17 @@ func addIdle(p *Pool) *worker {
 	return w
 }
 
+// queueSignal pushes onto w's queue, with no ring, a task that closes
+// the channel returned.
+func queueSignal(t *testing.T, w *worker) chan struct{} {
+	t.Helper()
+	ran := make(chan struct{})
+	if err := w.q.TryPush(goFunc(func() { close(ran) })); err != nil {
+		t.Fatal(err)
+	}
+	return ran
+}
+
 // waitRan fails t unless ran is closed within 5 s.
 func waitRan(t *testing.T, p *Pool, ran <-chan struct{}, what string) {
 	t.Helper()
@@ -35,33 +59,44 @@ func waitRan(t *testing.T, p *Pool, ran <-chan struct{}, what string) {
 	}
 }
 
+// runBlocked runs, on w, a task that closes started and then waits for
+// done (or gives up after 10 s, so that a failed test still closes),
+// and returns once it has started.
+func runBlocked(t *testing.T, w *worker, done chan struct{}) {
+	t.Helper()
+	started := make(chan struct{})
+	if err := w.q.TryPush(goFunc(func() {
+		close(started)
+		select {
+		case <-done:
+		case <-time.After(10 * time.Second):
+		}
+	})); err != nil {
+		t.Fatal(err)
+	}
+	w.blk.asleep.claim(w.bit)
+	w.bell.Notify(1)
+	<-started
+}
+
 // TestRingToRecheckingWorker: a worker's re-check finds a task, and a
 // publisher claims its idle bit before it unparks, counting it woken
 // for another task. The worker runs the first task, which waits for the
 // second: the ring goes on to a parked worker.
 func TestRingToRecheckingWorker(t *testing.T) {
 	watchdog(t, 30*time.Second)
-	p := New(Config{Workers: 2})
+	p := newParked(t, Config{Workers: 2})
 	defer p.Close()
-	if _, ok := settleParked(p, 10*time.Second); !ok {
-		t.Fatalf("workers not parked: %+v", p.Stats())
-	}
 	fake, ws := addIdle(p), p.workersNow()
-	second := make(chan struct{})
-	if err := fake.q.TryPush(goFunc(func() {
-		select {
-		case <-second:
-		case <-time.After(10 * time.Second):
-		}
-	})); err != nil {
+	release := make(chan struct{})
+	defer close(release)
+	if err := fake.q.TryPush(goFunc(func() { <-release })); err != nil {
 		t.Fatal(err)
 	}
 	tk := fake.bell.Prepare()
 	fake.blk.asleep.set(fake.bit)
 	x := fake.next() // the re-check finds the first task
-	if err := ws[0].q.TryPush(goFunc(func() { close(second) })); err != nil {
-		t.Fatal(err)
-	}
+	second := queueSignal(t, ws[0])
 	p.ring(ws[0], 1) // claims fake's bit, the highest, and counts it woken
 	if fake.unpark(tk) {
 		fake.passRing()
@@ -75,13 +110,9 @@ func TestRingToRecheckingWorker(t *testing.T) {
 // claims that bit meanwhile: the ring goes on to a worker parked in its
 // own wait, the only ones there are.
 func TestRingNestedToReadyWaiter(t *testing.T) {
-	watchdog(t, 30*time.Second)
-	p := New(Config{Workers: 2})
-	defer p.Close()
-	ws, release := nestAll(t, p)
-	defer release() // before Close, which waits for the workers
-	fake := addIdle(p)
-	second := make(chan struct{})
+	p, ws, fake, done := nestedBeside(t)
+	defer done()
+	var second chan struct{}
 	var ev knit.Event
 	calls := 0
 	_ = fake.helpWait(context.Background(), &ev, func() bool {
@@ -90,9 +121,7 @@ func TestRingNestedToReadyWaiter(t *testing.T) {
 		}
 		// The re-check after nestEnter: a publisher pushes and claims
 		// fake's nested bit, the highest, before the wait is seen over.
-		if err := ws[0].q.TryPush(goFunc(func() { close(second) })); err != nil {
-			t.Error(err)
-		}
+		second = queueSignal(t, ws[0])
 		p.ring(ws[0], 1)
 		return true
 	})
@@ -103,12 +132,8 @@ func TestRingNestedToReadyWaiter(t *testing.T) {
 // the waiter sleeps and its wait ending at once: it wakes, finds its
 // wait over and returns to its task, and the ring goes on.
 func TestRingNestedToWokenWaiter(t *testing.T) {
-	watchdog(t, 30*time.Second)
-	p := New(Config{Workers: 2})
-	defer p.Close()
-	ws, release := nestAll(t, p)
-	defer release() // before Close, which waits for the workers
-	fake := addIdle(p)
+	p, ws, fake, done := nestedBeside(t)
+	defer done()
 	var ev knit.Event
 	var over atomic.Bool
 	returned := make(chan error, 1)
@@ -117,10 +142,7 @@ func TestRingNestedToWokenWaiter(t *testing.T) {
 		t.Fatal("the waiter did not park in its wait")
 	}
 	over.Store(true) // its wait is over before it wakes...
-	second := make(chan struct{})
-	if err := ws[0].q.TryPush(goFunc(func() { close(second) })); err != nil {
-		t.Fatal(err)
-	}
+	second := queueSignal(t, ws[0])
 	p.ring(ws[0], 1) // ...and this ring claims its bit and wakes it
 	if err := <-returned; err != nil {
 		t.Fatal(err)
@@ -128,14 +150,25 @@ func TestRingNestedToWokenWaiter(t *testing.T) {
 	waitRan(t, p, second, "the task stayed queued beside workers parked in their waits")
 }
 
+// nestedBeside returns a pool of two workers parked in waits of their
+// own, those workers, and a worker added beside them and not started;
+// done releases the waits and closes the pool.
+func nestedBeside(t *testing.T) (p *Pool, ws []*worker, fake *worker, done func()) {
+	t.Helper()
+	watchdog(t, 30*time.Second)
+	p = newParked(t, Config{Workers: 2})
+	ws, release := nestAll(t, p)
+	return p, ws, addIdle(p), func() {
+		release() // before Close, which waits for the workers
+		p.Close()
+	}
+}
+
 // nestAll parks every worker of p in a wait of its own (a task that
 // waits on an event nobody rings until release), so that a ring for a
 // task finds only nested bits, and returns the workers.
 func nestAll(t *testing.T, p *Pool) (ws []*worker, release func()) {
 	t.Helper()
-	if _, ok := settleParked(p, 10*time.Second); !ok {
-		t.Fatalf("workers not parked: %+v", p.Stats())
-	}
 	ws = p.workersNow()
 	evs := make([]knit.Event, len(ws))
 	flags := make([]atomic.Bool, len(ws))
@@ -159,25 +192,84 @@ func nestAll(t *testing.T, p *Pool) (ws []*worker, release func()) {
 	return ws, release
 }
 
+// TestRingNestedSkipsRetiring: a ring for a task, finding only workers
+// parked in waits of their own, counts a retiring one rung but not woken,
+// and goes on to the next: the retiring one may leave its wait and the
+// pool without looking at the other queues.
+func TestRingNestedSkipsRetiring(t *testing.T) {
+	watchdog(t, 30*time.Second)
+	p := newParked(t, Config{Workers: 3})
+	defer p.Close()
+	ws := p.workersNow()
+	active, retiring := ws[0], ws[2] // the ring claims the highest bit first
+	var evA, evR knit.Event
+	active.nestEv.Store(&evA)
+	retiring.nestEv.Store(&evR)
+	active.blk.nested.mark(active.bit)
+	retiring.blk.nested.mark(retiring.bit)
+	retiring.retiring.Store(true)
+	defer func() {
+		retiring.retiring.Store(false)
+		for _, w := range []*worker{active, retiring} {
+			w.nestLeave()
+		}
+	}()
+	p.set.Load().ringNested(1)
+	if b := ws[0].blk.nested.Load(); b&retiring.bit != 0 || b&active.bit != 0 {
+		t.Fatalf("nested bits after one ring: %#b, want both claimed (the retiring worker's not counted)", b)
+	}
+}
+
+// TestResizeRingToRetiring: a publisher's ring that reached a worker
+// Resize then removes is not lost. The publisher pushed a task to one
+// worker's queue and claimed another's idle bit (the highest, as
+// ringAsleep does), counting that worker woken; Resize retires the
+// claimed worker before it looks, and a retiring worker runs only its
+// own queue. The worker left keeps sleeping unless Resize rings for what
+// the queues hold.
+func TestResizeRingToRetiring(t *testing.T) {
+	for _, c := range []struct {
+		name      string
+		workers   int
+		to        int
+		queueAt   int // the active worker whose queue holds the task
+		claimedAt int // the retiring worker whose bit the ring claimed
+	}{
+		{"3to1", 3, 1, 0, 2},
+		{"4to2", 4, 2, 1, 3},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			watchdog(t, 30*time.Second)
+			p := newParked(t, Config{Workers: c.workers})
+			defer p.Close()
+			ws := p.workersNow()
+			ran := queueSignal(t, ws[c.queueAt])
+			v := ws[c.claimedAt]
+			if !v.blk.asleep.claim(v.bit) {
+				t.Fatalf("worker %d not parked", c.claimedAt)
+			}
+			p.Resize(c.to)
+			v.bell.Notify(1) // the publisher's ring, late: the worker has left or is leaving
+			waitRan(t, p, ran, "the task queued before Resize did not run")
+		})
+	}
+}
+
 // TestResizeRingToRetiringQueue: as TestResizeRingToRetiring, with the
 // task in a removed worker's queue, behind that worker's running task,
 // which waits for it: the workers left, which steal, are rung for it.
 func TestResizeRingToRetiringQueue(t *testing.T) {
 	watchdog(t, 30*time.Second)
-	p := New(Config{Workers: 4})
+	p := newParked(t, Config{Workers: 4})
 	defer p.Close()
-	if _, ok := settleParked(p, 10*time.Second); !ok {
-		t.Fatalf("workers not parked: %+v", p.Stats())
-	}
 	ws := p.workersNow()
 	busy, claimed := ws[2], ws[3] // both removed by Resize(2)
-	started, second := make(chan struct{}), make(chan struct{})
-	runBlocked(t, busy, started, second)
+	release := make(chan struct{})
+	defer close(release)
+	runBlocked(t, busy, release)
 	// The publisher: a push to busy's queue, and a ring with the old
 	// set, which claims the highest bit.
-	if err := busy.q.TryPush(goFunc(func() { close(second) })); err != nil {
-		t.Fatal(err)
-	}
+	second := queueSignal(t, busy)
 	if !claimed.blk.asleep.claim(claimed.bit) {
 		t.Fatal("the claimed worker is not parked")
 	}
@@ -191,39 +283,16 @@ func TestResizeRingToRetiringQueue(t *testing.T) {
 // removed worker's task waits for a task queued behind it.
 func TestResizeStealsFromRetiring(t *testing.T) {
 	watchdog(t, 30*time.Second)
-	p := New(Config{Workers: 2})
+	p := newParked(t, Config{Workers: 2})
 	defer p.Close()
-	if _, ok := settleParked(p, 10*time.Second); !ok {
-		t.Fatalf("workers not parked: %+v", p.Stats())
-	}
 	busy := p.workersNow()[1] // removed by Resize(1)
-	started, second := make(chan struct{}), make(chan struct{})
-	runBlocked(t, busy, started, second)
+	release := make(chan struct{})
+	defer close(release)
+	runBlocked(t, busy, release)
 	// Pushed with no ring yet: its publisher rings after Resize, with
 	// the new set.
-	if err := busy.q.TryPush(goFunc(func() { close(second) })); err != nil {
-		t.Fatal(err)
-	}
+	second := queueSignal(t, busy)
 	p.Resize(1)
 	p.ring(busy, 1)
 	waitRan(t, p, second, "the task behind a removed worker's waiting task never ran")
-}
-
-// runBlocked runs, on w, a task that closes started and then waits for
-// done (or gives up after 10 s, so that a failed test still closes),
-// and returns once it has started.
-func runBlocked(t *testing.T, w *worker, started, done chan struct{}) {
-	t.Helper()
-	if err := w.q.TryPush(goFunc(func() {
-		close(started)
-		select {
-		case <-done:
-		case <-time.After(10 * time.Second):
-		}
-	})); err != nil {
-		t.Fatal(err)
-	}
-	w.blk.asleep.claim(w.bit)
-	w.bell.Notify(1)
-	<-started
 }
