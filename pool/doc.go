@@ -74,11 +74,12 @@
 // # Work stealing
 //
 // A worker takes from its own queue, then steals from the others, then
-// parks on a doorbell shared by the pool; every publish rings it once, so
-// some parked worker wakes and takes the task wherever it was queued.
-// Tasks of very different lengths balance across the workers. With
-// Config.NoSteal each worker runs only its own queue and parks on its own
-// doorbell, which its submitters ring.
+// parks on its own doorbell; a publish rings one parked worker per task,
+// which wakes and takes the task wherever it was queued. Tasks of very
+// different lengths balance across the workers. With Config.NoSteal each
+// worker runs only its own queue, and a publish rings the worker whose
+// queue took the task. A pool of one worker does not steal, except from
+// the queues of workers Resize removed, until they have left.
 //
 // # Timer policy
 //
