@@ -49,12 +49,10 @@ func TestResizeModel(t *testing.T) {
 			ctx := context.Background()
 			tk := NewTask(p, func(id int) int { runs[id].Add(1); return id })
 			stop := make(chan struct{})
-			var wg, submitters sync.WaitGroup
+			var submitters, resizer sync.WaitGroup
 			for kind := range kinds {
-				wg.Add(1)
 				submitters.Add(1)
 				go func() {
-					defer wg.Done()
 					defer submitters.Done()
 					for i := range per {
 						id := kind*per + i
@@ -118,9 +116,9 @@ func TestResizeModel(t *testing.T) {
 				}()
 			}
 			var resizes atomic.Int64
-			wg.Add(1)
+			resizer.Add(1)
 			go func() { // the resizer
-				defer wg.Done()
+				defer resizer.Done()
 				r := rand.New(rand.NewPCG(uint64(round), 24))
 				for {
 					select {
@@ -167,7 +165,8 @@ func TestResizeModel(t *testing.T) {
 				p.Close()
 			}
 			close(stop)
-			wg.Wait()
+			submitters.Wait()
+			resizer.Wait()
 			ran := uint64(inner.Load())
 			for id := range runs {
 				n := runs[id].Load()

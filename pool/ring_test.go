@@ -49,28 +49,26 @@ func queueSignal(t *testing.T, w *worker) chan struct{} {
 	return ran
 }
 
-// waitRan fails t unless ran is closed within 5 s.
+// waitRan fails t unless ran is closed within 10 s: a lost ring leaves
+// the task queued for good, and a loaded machine may take a while to run
+// the worker a ring woke.
 func waitRan(t *testing.T, p *Pool, ran <-chan struct{}, what string) {
 	t.Helper()
 	select {
 	case <-ran:
-	case <-time.After(5 * time.Second):
+	case <-time.After(10 * time.Second):
 		t.Fatalf("%s: %+v", what, p.Stats())
 	}
 }
 
-// runBlocked runs, on w, a task that closes started and then waits for
-// done (or gives up after 10 s, so that a failed test still closes),
-// and returns once it has started.
+// runBlocked runs on w a task that blocks until done is closed, and
+// returns once it has started.
 func runBlocked(t *testing.T, w *worker, done chan struct{}) {
 	t.Helper()
 	started := make(chan struct{})
 	if err := w.q.TryPush(goFunc(func() {
 		close(started)
-		select {
-		case <-done:
-		case <-time.After(10 * time.Second):
-		}
+		<-done
 	})); err != nil {
 		t.Fatal(err)
 	}
@@ -101,7 +99,7 @@ func TestRingToRecheckingWorker(t *testing.T) {
 	if fake.unpark(tk) {
 		fake.passRing()
 	}
-	go fake.run(x) // the first task waits for the second
+	go fake.run(x) // the first task blocks, as one waiting for the second does
 	waitRan(t, p, second, "the second task stayed queued beside parked workers")
 }
 
